@@ -1,0 +1,98 @@
+//! LZ4 block format, with and without a 4-byte little-endian raw-size prefix.
+
+use crate::error::{CodecError, Result};
+
+/// Compress `src` into one LZ4 block (no size prefix).
+pub fn compress(src: &[u8]) -> Vec<u8> {
+    lz4_flex::block::compress(src)
+}
+
+/// Compress `src` into `dst`, reusing its allocation; returns the block length.
+pub fn compress_into(src: &[u8], dst: &mut Vec<u8>) -> usize {
+    dst.clear();
+    dst.resize(lz4_flex::block::get_maximum_output_size(src.len()), 0);
+    let n = lz4_flex::block::compress_into(src, dst).expect("buffer sized by get_maximum_output_size");
+    dst.truncate(n);
+    n
+}
+
+/// Decompress one LZ4 block that must expand to exactly `raw_size` bytes.
+pub fn decompress(src: &[u8], raw_size: usize) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; raw_size];
+    decompress_into(src, &mut out)?;
+    Ok(out)
+}
+
+/// Decompress one LZ4 block into `dst`, which must be filled exactly.
+pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let produced = lz4_flex::block::decompress_into(src, dst)
+        .map_err(|e| CodecError::corrupt(format!("lz4 block is corrupt: {e}")))?;
+    if produced != dst.len() {
+        return Err(CodecError::corrupt(format!(
+            "lz4 block decoded to {produced} bytes, expected {}",
+            dst.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Compress `src` into a block preceded by its raw size (4 bytes, little-endian), the layout of
+/// `lz4_flex::compress_prepend_size` and of many LZ4 bindings.
+pub fn compress_size_prepended(src: &[u8]) -> Result<Vec<u8>> {
+    if u32::try_from(src.len()).is_err() {
+        return Err(CodecError::too_large("lz4: input longer than 4 GB cannot carry a 4-byte size prefix"));
+    }
+    Ok(lz4_flex::block::compress_prepend_size(src))
+}
+
+/// Decompress a size-prepended block, refusing a declared raw size above `max_raw` before
+/// allocating anything.
+pub fn decompress_size_prepended(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
+    let Some((prefix, block)) = src.split_first_chunk::<4>() else {
+        return Err(CodecError::corrupt(format!(
+            "lz4 size-prepended block is {} bytes long, shorter than its 4-byte size prefix",
+            src.len()
+        )));
+    };
+    let raw_size = u32::from_le_bytes(*prefix) as usize;
+    if raw_size > max_raw {
+        return Err(CodecError::too_large(format!(
+            "lz4 block declares {raw_size} decompressed bytes, more than the limit of {max_raw}"
+        )));
+    }
+    decompress(block, raw_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_with_and_without_prefix() {
+        let data = b"hello hello hello hello hello, lz4 block".repeat(20);
+        assert_eq!(decompress(&compress(&data), data.len()).unwrap(), data);
+        let prefixed = compress_size_prepended(&data).unwrap();
+        assert_eq!(u32::from_le_bytes(prefixed[..4].try_into().unwrap()) as usize, data.len());
+        assert_eq!(decompress_size_prepended(&prefixed, usize::MAX).unwrap(), data);
+        let mut buf = Vec::new();
+        let n = compress_into(&data, &mut buf);
+        assert_eq!(&buf[..n], &compress(&data)[..]);
+    }
+
+    #[test]
+    fn wrong_raw_size_is_corrupt() {
+        let data = vec![7u8; 1000];
+        let block = compress(&data);
+        assert!(matches!(decompress(&block, 999), Err(CodecError::Corrupt(_))));
+        assert!(matches!(decompress(&block, 1001), Err(CodecError::Corrupt(_))));
+    }
+
+    #[test]
+    fn declared_size_over_limit_is_refused_before_decoding() {
+        let mut forged = vec![0xFF, 0xFF, 0xFF, 0x3F];
+        forged.extend_from_slice(&[0x10, b'a']);
+        let err = decompress_size_prepended(&forged, 1 << 20).unwrap_err();
+        assert!(matches!(err, CodecError::TooLarge(_)), "{err:?}");
+        assert!(matches!(decompress_size_prepended(&[1, 0], 100), Err(CodecError::Corrupt(_))));
+    }
+}

@@ -1,0 +1,24 @@
+//! LZ4, through the pure-Rust `lz4_flex` crate with its safe (bounds-checked) decoder.
+//!
+//! Two format layers, as in the LZ4 specification:
+//!
+//! * **Block format** ([`block`]): a sequence of *sequences*, each a token byte (high nibble:
+//!   literal count, low nibble: match length − 4; 15 means "more length bytes follow, each
+//!   adding up to 255"), the literals, then a 2-byte little-endian back-reference offset
+//!   (1..65535). The last sequence has literals only. A block carries no length: the caller
+//!   keeps the raw size, like PostgreSQL's TOAST does for its lz4 values. The common
+//!   "size-prepended" variant puts the raw size first as a 4-byte little-endian integer.
+//! * **Frame format** ([`frame`]): what the `lz4` command-line tool reads and writes. Magic
+//!   0x184D2204 (little-endian), a frame descriptor (FLG: version, block independence, block
+//!   and content checksums, content size present; BD: maximum block size 64 KB..4 MB; an
+//!   optional 8-byte content size; a header checksum byte), then data blocks each prefixed by a
+//!   4-byte size whose high bit marks a block stored uncompressed, an end mark of four zero
+//!   bytes and an optional xxHash32 content checksum. Skippable frames (magic 0x184D2A5?) and
+//!   concatenated frames are allowed by the specification.
+//!
+//! Decoding untrusted input never allocates more than the caller's limit: the raw size of a
+//! block (given or prepended) and a frame's declared content size are checked against it
+//! first, and frames without a declared size are decoded through a bounded reader.
+
+pub mod block;
+pub mod frame;

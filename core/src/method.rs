@@ -1,0 +1,222 @@
+//! The compression methods compresslab offers by name, and the self-describing envelope that
+//! `compresslab.compress()` writes so that `decompress()` needs no method argument.
+//!
+//! Envelope layout (10-byte header, then the payload):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..4 | magic `CLZ` + 0xC1 (never the start of a pglz, lz4 or zstd stream by accident) |
+//! | 4 | format version, 1 |
+//! | 5 | method id: 0 = stored raw, 1 = pglz, 2 = lz4 block, 3 = zstd frame |
+//! | 6..10 | raw (decompressed) length, u32 little-endian |
+//!
+//! Like PostgreSQL for TOAST and WAL images, a payload that the method refuses or that is not
+//! smaller than the raw bytes is stored raw (method id 0): the envelope never costs more than
+//! its header. pglz uses the `default` strategy, as TOAST does.
+
+use crate::error::{CodecError, Result};
+use crate::{lz4, pglz, zstd_codec};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// Stored as is.
+    None,
+    Pglz,
+    Lz4,
+    Zstd,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [Method::None, Method::Pglz, Method::Lz4, Method::Zstd];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::None => "none",
+            Method::Pglz => "pglz",
+            Method::Lz4 => "lz4",
+            Method::Zstd => "zstd",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Method> {
+        let wanted = text.trim();
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| {
+                CodecError::invalid(format!(
+                    "unknown compression method \"{text}\"; valid methods are none, pglz, lz4, zstd"
+                ))
+            })
+    }
+
+    fn id(self) -> u8 {
+        match self {
+            Method::None => 0,
+            Method::Pglz => 1,
+            Method::Lz4 => 2,
+            Method::Zstd => 3,
+        }
+    }
+
+    fn from_id(id: u8) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.id() == id)
+    }
+
+    /// Check a level for this method: only zstd has levels.
+    pub fn check_level(self, level: Option<i32>) -> Result<Option<i32>> {
+        match (self, level) {
+            (_, None) => Ok(None),
+            (Method::Zstd, Some(l)) => zstd_codec::check_level(l).map(Some),
+            (m, Some(l)) => Err(CodecError::invalid(format!(
+                "compression method {} has no levels, but level {l} was given",
+                m.name()
+            ))),
+        }
+    }
+}
+
+pub const MAGIC: [u8; 4] = [b'C', b'L', b'Z', 0xC1];
+pub const FORMAT_VERSION: u8 = 1;
+pub const HEADER_LEN: usize = 10;
+
+/// Compress `src` with `method` (and `level` for zstd, default 3) into an envelope.
+pub fn compress(src: &[u8], method: Method, level: Option<i32>) -> Result<Vec<u8>> {
+    let level = method.check_level(level)?;
+    let raw_len = u32::try_from(src.len())
+        .map_err(|_| CodecError::too_large(format!("input of {} bytes is too large to compress", src.len())))?;
+    let payload = match method {
+        Method::None => None,
+        Method::Pglz => pglz::compress(src, &pglz::Strategy::DEFAULT),
+        Method::Lz4 => Some(lz4::block::compress(src)),
+        Method::Zstd => Some(zstd_codec::compress(src, level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None)?),
+    };
+    let (stored_method, payload) = match payload {
+        Some(p) if p.len() < src.len() => (method, p),
+        _ => (Method::None, src.to_vec()),
+    };
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(&MAGIC);
+    out.push(FORMAT_VERSION);
+    out.push(stored_method.id());
+    out.extend_from_slice(&raw_len.to_le_bytes());
+    out.extend_from_slice(&payload);
+    Ok(out)
+}
+
+/// What an envelope's header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvelopeInfo {
+    pub method: Method,
+    pub raw_size: usize,
+    pub compressed_size: usize,
+}
+
+/// Parse and check an envelope's header.
+pub fn info(src: &[u8]) -> Result<EnvelopeInfo> {
+    if src.len() < HEADER_LEN || src[..4] != MAGIC {
+        return Err(CodecError::corrupt(
+            "value is not compresslab-compressed data (missing the compresslab header); \
+             raw codec output is read by pglz_decompress, lz4_decompress or zstd_decompress",
+        ));
+    }
+    if src[4] != FORMAT_VERSION {
+        return Err(CodecError::corrupt(format!(
+            "compresslab format version {} is not supported by this build (it reads version {FORMAT_VERSION})",
+            src[4]
+        )));
+    }
+    let method = Method::from_id(src[5])
+        .ok_or_else(|| CodecError::corrupt(format!("compresslab header names unknown method id {}", src[5])))?;
+    let raw_size = u32::from_le_bytes(src[6..10].try_into().unwrap()) as usize;
+    Ok(EnvelopeInfo { method, raw_size, compressed_size: src.len() })
+}
+
+/// Decompress an envelope, refusing a declared raw size above `max_raw` before allocating.
+pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
+    let info = info(src)?;
+    if info.raw_size > max_raw {
+        return Err(CodecError::too_large(format!(
+            "compressed value declares {} decompressed bytes, more than the limit of {max_raw} \
+             (compresslab.max_decompressed_size)",
+            info.raw_size
+        )));
+    }
+    let payload = &src[HEADER_LEN..];
+    let out = match info.method {
+        Method::None => payload.to_vec(),
+        Method::Pglz => pglz::decompress(payload, info.raw_size, true)?,
+        Method::Lz4 => lz4::block::decompress(payload, info.raw_size)?,
+        Method::Zstd => zstd_codec::decompress(payload, None, info.raw_size)?,
+    };
+    if out.len() != info.raw_size {
+        return Err(CodecError::corrupt(format!(
+            "compressed value decoded to {} bytes, but its header says {}",
+            out.len(),
+            info.raw_size
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_round_trips_and_reports_itself() {
+        let data = b"envelope envelope envelope envelope envelope envelope".repeat(40);
+        for method in Method::ALL {
+            let packed = compress(&data, method, None).unwrap();
+            let info = info(&packed).unwrap();
+            assert_eq!(info.method, method);
+            assert_eq!(info.raw_size, data.len());
+            assert_eq!(info.compressed_size, packed.len());
+            assert_eq!(decompress(&packed, data.len()).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn incompressible_input_is_stored_raw() {
+        let mut x = 0x9E37_79B9u32;
+        let data: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        for method in Method::ALL {
+            let packed = compress(&data, method, None).unwrap();
+            assert_eq!(info(&packed).unwrap().method, Method::None);
+            assert_eq!(packed.len(), data.len() + HEADER_LEN);
+            assert_eq!(decompress(&packed, usize::MAX).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn names_levels_and_bad_headers() {
+        assert_eq!(Method::parse(" LZ4 ").unwrap(), Method::Lz4);
+        assert!(matches!(Method::parse("snappy"), Err(CodecError::InvalidParameter(_))));
+        assert!(matches!(compress(b"x", Method::Lz4, Some(1)), Err(CodecError::InvalidParameter(_))));
+        assert!(matches!(compress(b"x", Method::Zstd, Some(99)), Err(CodecError::InvalidParameter(_))));
+        let mut packed = compress(&[1u8; 100], Method::Zstd, Some(19)).unwrap();
+        assert!(matches!(decompress(&packed, 99), Err(CodecError::TooLarge(_))));
+        packed[5] = 9;
+        assert!(matches!(decompress(&packed, 1000), Err(CodecError::Corrupt(_))));
+        packed[4] = 2;
+        assert!(matches!(info(&packed), Err(CodecError::Corrupt(_))));
+        assert!(matches!(info(b"short"), Err(CodecError::Corrupt(_))));
+    }
+
+    #[test]
+    fn lying_raw_size_is_corrupt() {
+        let data = vec![5u8; 1000];
+        for method in [Method::Pglz, Method::Lz4, Method::Zstd] {
+            let mut packed = compress(&data, method, None).unwrap();
+            packed[6..10].copy_from_slice(&1200u32.to_le_bytes());
+            assert!(matches!(decompress(&packed, 1 << 20), Err(CodecError::Corrupt(_))), "{method:?}");
+        }
+    }
+}

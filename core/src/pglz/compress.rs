@@ -1,0 +1,382 @@
+//! The pglz compressor, producing exactly the bytes of PostgreSQL 15's `pglz_compress`.
+//!
+//! The C code keeps a hash table of list heads plus a pool of 4096 doubly linked
+//! history entries that it recycles. We reach the same decisions with less
+//! bookkeeping, relying on two facts:
+//!
+//! * every consumed input position `p` enters the history exactly once and in
+//!   order, so the C entry it occupies is `p % 4096 + 1` and the live history is
+//!   always the window `[ip - 4096, ip)`; and
+//! * the C search gives up at the first entry whose distance is `>= 0x0fff`, so it
+//!   never looks at the oldest one or two positions of that window.
+//!
+//! Hence a head table of absolute positions and a ring of 4096 "previous position
+//! with the same hash" links (a hash chain, as in zlib) reproduces the C lists:
+//! while a chain walk stays within distance 0x0ffe every link it follows still
+//! belongs to the position it was written for, and the first link that left the
+//! window (where C would have unlinked the entry and ended the list) has a distance
+//! above 4096, which stops the walk exactly where C stops. Nothing else about the
+//! search (order, good-match decay, tie-breaking on the newest entry) changes.
+
+use std::cell::RefCell;
+
+use super::strategy::Strategy;
+
+/// Longest match a tag can express.
+const MAX_MATCH: usize = 273;
+/// Number of input positions remembered (PostgreSQL's `PGLZ_HISTORY_SIZE`).
+const HISTORY_SIZE: usize = 4096;
+/// Largest hash table (PostgreSQL's `PGLZ_MAX_HISTORY_LISTS`).
+const MAX_HASH_SIZE: usize = 8192;
+/// The search stops at a candidate this far back or farther.
+const MAX_DISTANCE: usize = 0x0fff;
+/// "No position". Its distance from any real position (computed with wrapping
+/// subtraction, positions being below 2^31) is enormous, so the distance test that
+/// ends a chain walk also ends it at an empty link, with no separate check.
+const NONE: u32 = u32::MAX;
+
+/// Size of the output buffer the compressor needs for `slen` input bytes
+/// (PostgreSQL's `PGLZ_MAX_OUTPUT`): the size check runs once per item and one
+/// item writes up to four bytes (a control byte and a three-byte tag).
+pub const fn max_output(slen: usize) -> usize {
+    slen + 4
+}
+
+/// Scratch tables, kept per thread so repeated calls pay neither allocation nor
+/// zeroing beyond the part of `head` the input size uses (as PostgreSQL does).
+struct Workspace {
+    /// Per hash bucket: the newest position with that hash, or [`NONE`].
+    head: [u32; MAX_HASH_SIZE],
+    /// Indexed by `position % 4096`: the previous position with the same hash, or
+    /// [`NONE`]. Only read for positions inside the live window, which were all
+    /// written during the current call, so stale values are never seen.
+    chain: [u32; HISTORY_SIZE],
+}
+
+impl Workspace {
+    fn new() -> Box<Workspace> {
+        Box::new(Workspace {
+            head: [NONE; MAX_HASH_SIZE],
+            chain: [NONE; HISTORY_SIZE],
+        })
+    }
+}
+
+thread_local! {
+    static WORKSPACE: RefCell<Box<Workspace>> = RefCell::new(Workspace::new());
+}
+
+/// Compresses `src` with `strategy`.
+///
+/// Returns `None` exactly when PostgreSQL 15's `pglz_compress` returns -1: the
+/// strategy refuses the input size, `match_size_good <= 0`, the data did not
+/// shrink by `min_comp_rate` percent (and at least by one byte), or no match was
+/// found within the first `first_success_by` output bytes. An empty input always
+/// yields `None`. On success the bytes are identical to the C implementation's on
+/// x86-64.
+pub fn compress(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    compress_into(src, &mut out, strategy)?;
+    Some(out)
+}
+
+/// Like [`compress`], but writes into `dst` (cleared first, its allocation reused)
+/// and returns the compressed length. On `None` the contents of `dst` are
+/// unspecified.
+pub fn compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Option<usize> {
+    let params = Params::new(src.len(), strategy)?;
+    dst.clear();
+    dst.resize(max_output(src.len()), 0);
+    let result = WORKSPACE.with(|ws| match ws.try_borrow_mut() {
+        Ok(mut ws) => compress_core(src, dst, &params, &mut ws),
+        // Not reachable today (nothing re-enters the compressor), but stay correct.
+        Err(_) => compress_core(src, dst, &params, &mut Workspace::new()),
+    });
+    match result {
+        Some(n) => {
+            dst.truncate(n);
+            Some(n)
+        }
+        None => {
+            dst.clear();
+            None
+        }
+    }
+}
+
+/// The strategy after PostgreSQL's validation and clamping, for one input size.
+struct Params {
+    good_match: i32,
+    good_drop: i32,
+    /// The result must be strictly smaller than this.
+    result_max: usize,
+    /// Fail when this many bytes were written before the first match (may be <= 0).
+    first_success_by: i64,
+    /// Hash table size minus one.
+    mask: u32,
+}
+
+impl Params {
+    fn new(slen: usize, s: &Strategy) -> Option<Params> {
+        // C's slen is an int32; longer inputs are above any max_input_size.
+        let slen_i64 = slen as i64;
+        if s.match_size_good <= 0
+            || slen_i64 < i64::from(s.min_input_size)
+            || slen_i64 > i64::from(s.max_input_size)
+        {
+            return None;
+        }
+        let slen = slen as i32; // fits: slen <= max_input_size <= i32::MAX
+        let good_match = s.match_size_good.clamp(17, MAX_MATCH as i32);
+        let good_drop = s.match_size_drop.clamp(0, 100);
+        let need_rate = s.min_comp_rate.clamp(0, 99);
+        let result_max = if slen > i32::MAX / 100 {
+            (slen / 100) * (100 - need_rate)
+        } else {
+            (slen * (100 - need_rate)) / 100
+        };
+        let hash_size: u32 = match slen {
+            0..=127 => 512,
+            128..=255 => 1024,
+            256..=511 => 2048,
+            512..=1023 => 4096,
+            _ => 8192,
+        };
+        Some(Params {
+            good_match,
+            good_drop,
+            result_max: result_max as usize,
+            first_success_by: i64::from(s.first_success_by),
+            mask: hash_size - 1,
+        })
+    }
+}
+
+/// PostgreSQL's bucket function. The C macro reads plain `char`, which is signed on
+/// x86-64, so each byte is sign-extended before shifting; only the bits under the
+/// mask (at most 13) survive, but the sign bits of bytes 1..3 land inside them.
+/// A byte as C's signed `char` promoted to `int`, as bits.
+#[inline(always)]
+fn sx(b: u8) -> u32 {
+    b as i8 as i32 as u32
+}
+
+#[inline(always)]
+fn hash4(src: &[u8], p: usize, mask: u32) -> usize {
+    let b = &src[p..p + 4];
+    (((sx(b[0]) << 6) ^ (sx(b[1]) << 4) ^ (sx(b[2]) << 2) ^ sx(b[3])) & mask) as usize
+}
+
+/// The bucket of position `p`, including the short form used for the last three
+/// positions (only the first byte, still sign-extended).
+#[inline(always)]
+fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
+    if src.len() - p >= 4 {
+        hash4(src, p, mask)
+    } else {
+        (sx(src[p]) & mask) as usize
+    }
+}
+
+/// Length of the common prefix of `src[a..]` and `src[b..]`, at most `limit`
+/// (`a < b` and `b + limit <= src.len()`).
+#[inline(always)]
+fn common_prefix(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
+    let mut n = 0;
+    while n + 8 <= limit {
+        let x = u64::from_le_bytes(src[a + n..a + n + 8].try_into().unwrap());
+        let y = u64::from_le_bytes(src[b + n..b + n + 8].try_into().unwrap());
+        let diff = x ^ y;
+        if diff != 0 {
+            return n + (diff.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    while n < limit && src[a + n] == src[b + n] {
+        n += 1;
+    }
+    n
+}
+
+#[inline(always)]
+fn load_u64(src: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(src[at..at + 8].try_into().unwrap())
+}
+
+/// The history search of `pglz_find_match`: walk the bucket newest first, stop at
+/// distance 0x0fff, keep the longest match (the newest wins ties), stop once the
+/// best reaches the decaying "good" length. Returns (length, offset); a length
+/// below 3 means "no match".
+///
+/// PostgreSQL tests "best >= good" only when another entry follows; testing it
+/// after every entry is equivalent because without a next entry the walk ends
+/// anyway, and `good` is not used afterwards.
+#[inline(always)]
+fn find_match(
+    src: &[u8],
+    ip: usize,
+    bucket: usize,
+    ws: &Workspace,
+    mut good_match: i32,
+    good_drop: i32,
+) -> (usize, usize) {
+    let avail = src.len() - ip;
+    let mut best_len = 0usize;
+    let mut best_off = 0usize;
+    let mut cand = ws.head[bucket] as usize;
+    if avail >= 8 {
+        // Branch-light walk: the first eight bytes of every candidate are compared
+        // with one XOR, and the best is updated with conditional moves.
+        let limit = avail.min(MAX_MATCH);
+        let cur = load_u64(src, ip);
+        loop {
+            let off = ip.wrapping_sub(cand);
+            if off >= MAX_DISTANCE {
+                break;
+            }
+            let diff = load_u64(src, cand) ^ cur;
+            let len = if diff != 0 {
+                (diff.trailing_zeros() / 8) as usize
+            } else {
+                8 + common_prefix(src, cand + 8, ip + 8, limit - 8)
+            };
+            if len > best_len {
+                best_len = len;
+                best_off = off;
+            }
+            if best_len as i32 >= good_match {
+                break;
+            }
+            good_match -= good_match * good_drop / 100;
+            cand = ws.chain[cand % HISTORY_SIZE] as usize;
+        }
+    } else {
+        // Fewer than eight bytes left: compare byte by byte.
+        loop {
+            let off = ip.wrapping_sub(cand);
+            if off >= MAX_DISTANCE {
+                break;
+            }
+            let len = common_prefix(src, cand, ip, avail);
+            if len > best_len {
+                best_len = len;
+                best_off = off;
+            }
+            if best_len as i32 >= good_match {
+                break;
+            }
+            good_match -= good_match * good_drop / 100;
+            cand = ws.chain[cand % HISTORY_SIZE] as usize;
+        }
+    }
+    (best_len, best_off)
+}
+
+fn compress_core(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Workspace) -> Option<usize> {
+    let slen = src.len();
+    let mask = p.mask;
+    ws.head[..=mask as usize].fill(NONE);
+
+    let mut dp = 0usize; // next input position
+    let mut bp = 0usize; // next output position
+    // The first item "flushes" a control byte to out[0] before reserving out[0]
+    // itself, so no dummy location is needed.
+    let mut ctrl_pos = 0usize;
+    let mut ctrl_byte = 0u8;
+    let mut ctrl_bit = 0u8;
+    let mut found_match = false;
+
+    while dp < slen {
+        if bp >= p.result_max {
+            return None;
+        }
+        if !found_match && bp as i64 >= p.first_success_by {
+            return None;
+        }
+
+        let bucket = hash_at(src, dp, mask);
+        let (len, off) = find_match(src, dp, bucket, ws, p.good_match, p.good_drop);
+
+        if ctrl_bit == 0 {
+            out[ctrl_pos] = ctrl_byte;
+            ctrl_pos = bp;
+            bp += 1;
+            ctrl_byte = 0;
+            ctrl_bit = 1;
+        }
+
+        if len > 2 {
+            ctrl_byte |= ctrl_bit;
+            let hi = ((off & 0xf00) >> 4) as u8;
+            if len > 17 {
+                out[bp] = hi | 0x0f;
+                out[bp + 1] = off as u8;
+                out[bp + 2] = (len - 18) as u8;
+                bp += 3;
+            } else {
+                out[bp] = hi | (len - 3) as u8;
+                out[bp + 1] = off as u8;
+                bp += 2;
+            }
+            // Every covered position enters the history. Runs of equal buckets
+            // (long runs of one byte) keep the bucket head in a register.
+            let stop = dp + len;
+            let full = stop.min(slen.saturating_sub(3));
+            let mut last_bucket = bucket;
+            let mut last_pos = dp as u32;
+            ws.chain[dp % HISTORY_SIZE] = ws.head[bucket];
+            let mut q = dp + 1;
+            if q < full {
+                // Rolling form of the 4-byte hash: shifting the previous value by
+                // two drops b0 into bit 8 and up, so XOR it out and XOR the new byte
+                // in; the mask makes the (sign-extended) high bits irrelevant.
+                let first = &src[dp..full + 3];
+                let mut h = bucket as u32;
+                for (i, w) in first.windows(5).enumerate() {
+                    h = ((h << 2) ^ (sx(w[0]) << 8) ^ sx(w[4])) & mask;
+                    let b = h as usize;
+                    let prev = if b == last_bucket {
+                        last_pos
+                    } else {
+                        ws.head[last_bucket] = last_pos;
+                        ws.head[b]
+                    };
+                    let pos = dp + 1 + i;
+                    ws.chain[pos % HISTORY_SIZE] = prev;
+                    last_bucket = b;
+                    last_pos = pos as u32;
+                }
+                q = full;
+            }
+            while q < stop {
+                let b = hash_at(src, q, mask);
+                let prev = if b == last_bucket {
+                    last_pos
+                } else {
+                    ws.head[last_bucket] = last_pos;
+                    ws.head[b]
+                };
+                ws.chain[q % HISTORY_SIZE] = prev;
+                last_bucket = b;
+                last_pos = q as u32;
+                q += 1;
+            }
+            ws.head[last_bucket] = last_pos;
+            dp = stop;
+            found_match = true;
+        } else {
+            ws.chain[dp % HISTORY_SIZE] = ws.head[bucket];
+            ws.head[bucket] = dp as u32;
+            out[bp] = src[dp];
+            bp += 1;
+            dp += 1;
+        }
+        ctrl_bit <<= 1;
+    }
+
+    out[ctrl_pos] = ctrl_byte;
+    if bp >= p.result_max {
+        return None;
+    }
+    Some(bp)
+}

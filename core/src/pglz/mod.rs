@@ -1,0 +1,147 @@
+//! pglz: PostgreSQL's built-in LZ compressor, in safe Rust.
+//!
+//! This is the format TOAST uses for `pglz`-compressed values and that
+//! `wal_compression = pglz` uses for full-page images. The compressor here emits
+//! the very same bytes as PostgreSQL 15's `pglz_compress` on x86-64 and refuses
+//! exactly the inputs it refuses; the decompressor accepts everything PostgreSQL
+//! writes, with PostgreSQL 15's `pglz_decompress` semantics, and is safe on any
+//! input whatsoever.
+//!
+//! # Format
+//!
+//! A compressed datum has no header: its raw length is kept by the caller (TOAST
+//! keeps it in the varlena header, WAL derives it from the block size minus the
+//! hole) and passed to the decoder. Storing data uncompressed when compression
+//! does not pay is also the caller's business.
+//!
+//! The stream is a sequence of *items*, grouped by eight. Each group starts with
+//! a **control byte** whose bits are read **least significant bit first**, one
+//! per item: a clear bit announces a *literal* (one byte copied from the input),
+//! a set bit announces a *tag*. The final group may be shorter than eight items;
+//! the unused high bits of its control byte are zero.
+//!
+//! A tag is two or three bytes `T1 T2 [T3]`:
+//!
+//! ```text
+//!   T1: OOOO LLLL    T2: OOOO OOOO    [T3: EEEE EEEE]
+//!   offset = (T1 >> 4) << 8 | T2               12 bits, 1..=4095
+//!   L < 15  : length = L + 3                   3..=17, two-byte tag
+//!   L == 15 : length = 18 + T3                 18..=273, three-byte tag
+//! ```
+//!
+//! and means "append `length` bytes copied from `offset` bytes back in the
+//! output". A match of exactly 18 is written with `L = 15, T3 = 0`. Shorter
+//! matches than three bytes never pay, so they do not exist. The compressor stops
+//! looking at distance 0x0fff, so it only writes offsets up to 4094, but the
+//! decoder accepts 4095. Example: 200 spaces compress to
+//! `02 20 0f 01 b5`: a control byte (item 0 literal, item 1 tag), the literal
+//! space, and a tag with offset 1, length 18 + 0xb5 = 199.
+//!
+//! ## Overlapping copies (the LZ77 rule)
+//!
+//! A tag's source may start fewer than `length` bytes before the write position,
+//! so the copy reads bytes it has just produced; the result must equal a forward
+//! byte-by-byte copy. With output `11234` and a tag (offset 4, length 16) the
+//! output becomes `112341234123412341234`. A `memmove`-style copy would be wrong
+//! (it copies a snapshot of the source) and `memcpy` on overlapping ranges is
+//! undefined. The decoder uses the *doubling trick* PostgreSQL adopted in 13:
+//! while `offset < length`, copy `offset` bytes from `offset` back (the two
+//! ranges touch but do not overlap), advance, reduce `length`, and double
+//! `offset`, since the last `2 * offset` bytes now repeat cleanly; one final copy
+//! of the remaining `length <= offset` bytes finishes. A run therefore costs
+//! O(log length) block copies; an offset of 1 is a plain fill.
+//!
+//! # Strategy
+//!
+//! [`Strategy`] mirrors `PGLZ_Strategy`'s six `int32` fields:
+//!
+//! | field | meaning | `DEFAULT` | `ALWAYS` |
+//! |---|---|---|---|
+//! | `min_input_size` | shorter inputs are refused | 32 | 0 |
+//! | `max_input_size` | longer inputs are refused | `i32::MAX` | `i32::MAX` |
+//! | `min_comp_rate` | minimum saving in percent | 25 | 0 |
+//! | `first_success_by` | give up after this many output bytes without any match | 1024 | `i32::MAX` |
+//! | `match_size_good` | stop searching at a match this long | 128 | 128 |
+//! | `match_size_drop` | shrink "good" by this percent per history entry visited | 10 | 6 |
+//!
+//! Values are stored as given and clamped when compressing, as PostgreSQL does:
+//! the good length to 17..=273, the drop to 0..=100, the rate to 0..=99.
+//! [`Strategy::parse`] reads `default`, `always` or `key=value,...` text.
+//!
+//! # Compressor
+//!
+//! For each input position, a bucket number is computed from the next four bytes,
+//! `((b0 << 6) ^ (b1 << 4) ^ (b2 << 2) ^ b3) & mask`, or from `b0 & mask` alone
+//! for the last three positions. PostgreSQL reads plain `char`, which is signed on
+//! x86-64, so bytes >= 0x80 are sign-extended before shifting and their sign bits
+//! land inside the mask; we emulate that to choose the same buckets (the decoder
+//! does not care). The hash table size depends on the input length (512 entries
+//! below 128 bytes, 1024 below 256, 2048 below 512, 4096 below 1024, else 8192),
+//! and only that part is cleared per call, so short inputs start cheaply.
+//!
+//! The history remembers the last 4096 input positions; every position consumed
+//! (as a literal or inside a match) enters it, and the oldest falls out. To find a
+//! match, the bucket of the current position is walked newest first:
+//!
+//! * stop at the first candidate 0x0fff or more bytes back;
+//! * measure the common length, capped at 273 and at the end of the input, and
+//!   keep it if it is strictly longer than the best so far (so among equal
+//!   lengths the nearest wins);
+//! * before moving to the next candidate, stop if the best length has reached
+//!   `good`, otherwise lower `good` by `good * drop / 100` (integer arithmetic):
+//!   the farther back we search, the less we ask for.
+//!
+//! A best length of three or more becomes a tag, anything shorter a literal.
+//!
+//! PostgreSQL keeps doubly linked lists of recycled history entries; we keep an
+//! equivalent hash chain of absolute positions (see `compress.rs` for why it
+//! walks the very same candidates in the same order) and compare eight bytes at a
+//! time, which changes speed but not output.
+//!
+//! ## Accept / refuse rules
+//!
+//! [`compress`] returns `None` exactly when `pglz_compress` returns -1:
+//!
+//! * `match_size_good <= 0`, or the input length is below `min_input_size` or
+//!   above `max_input_size` (so an input over `i32::MAX` bytes is always refused);
+//! * `result_max = len * (100 - rate) / 100`, computed as
+//!   `len / 100 * (100 - rate)` when `len > i32::MAX / 100` to avoid overflow;
+//!   before every item, if the output already holds `result_max` bytes or more;
+//! * before every item, if no match has been found yet and the output holds
+//!   `first_success_by` bytes or more (quick exit on incompressible data);
+//! * at the end, if the size is `>= result_max`: even with rate 0 the result must
+//!   be strictly smaller than the input, and an empty input always fails.
+//!
+//! Because the size test runs once per item and an item writes up to four bytes
+//! (control byte plus three-byte tag), the output buffer needs
+//! [`max_output`]`(len) = len + 4` bytes.
+//!
+//! # Decompressor
+//!
+//! Read a control byte, then up to eight items while input and output remain;
+//! literal bytes are copied, tags are copied from the output as described above.
+//! Every copy is clamped to the remaining room, so at most `raw_size` bytes are
+//! ever written. With `check_complete` the result must be exactly `raw_size`
+//! bytes and every input byte must have been used; without it (TOAST slices need
+//! only a prefix) decoding stops once `raw_size` bytes are out, leftover input is
+//! ignored, and a short result is returned as is. [`maximum_compressed_size`]
+//! bounds the input needed for a raw prefix of `n` bytes by `(9n + 7) / 8`.
+//!
+//! Safety on untrusted input: before reading a tag's second byte or its length
+//! extension the decoder checks they exist (a truncated tag is an error, not a
+//! read past the end); an offset of 0 is rejected (it would copy garbage and make
+//! the doubling loop spin forever); an offset larger than the number of bytes
+//! produced so far is rejected (it would read before the buffer). Every error is
+//! a [`CodecError::Corrupt`](crate::error::CodecError::Corrupt) whose message
+//! names the problem and the input byte offset. [`decompress`] also refuses a
+//! `raw_size` above 1 GB - 1 and never allocates more than the input could expand
+//! to. Each loop step consumes input, so decoding always terminates, and there is
+//! no `unsafe` code.
+
+mod compress;
+mod decompress;
+mod strategy;
+
+pub use compress::{compress, compress_into, max_output};
+pub use decompress::{decompress, decompress_into, maximum_compressed_size, MAX_RAW_SIZE};
+pub use strategy::Strategy;

@@ -1,0 +1,104 @@
+//! SQL functions for the codecs: the self-describing `compress`/`decompress` pair, and the raw
+//! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame).
+
+use compresslab_core::{lz4, method, pglz, zstd_codec, Method};
+use pgrx::prelude::*;
+
+use crate::errors::{checked_raw_size, OrRaise};
+use crate::gucs;
+
+/// Compress `data` into compresslab's self-describing format. `method` defaults to the
+/// `compresslab.method` setting, `level` (zstd only) to `compresslab.zstd_level`.
+#[pg_extern(stable, parallel_safe)]
+fn compress(data: Option<&[u8]>, method: default!(Option<&str>, "NULL"), level: default!(Option<i32>, "NULL")) -> Option<Vec<u8>> {
+    let data = data?;
+    let method = method.map(|m| Method::parse(m).or_raise()).unwrap_or_else(gucs::method);
+    let level = match (method, level) {
+        (Method::Zstd, None) => Some(gucs::zstd_level()),
+        (_, level) => level,
+    };
+    Some(method::compress(data, method, level).or_raise())
+}
+
+/// Decompress a value written by `compress()`; the method is read from its header.
+#[pg_extern(stable, strict, parallel_safe)]
+fn decompress(data: &[u8]) -> Vec<u8> {
+    method::decompress(data, gucs::max_decompressed_size()).or_raise()
+}
+
+/// What the header of a `compress()` value says.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn compression_info(
+    data: &[u8],
+) -> TableIterator<'static, (name!(method, String), name!(raw_size, i64), name!(compressed_size, i64))> {
+    let info = method::info(data).or_raise();
+    TableIterator::once((info.method.name().to_string(), info.raw_size as i64, info.compressed_size as i64))
+}
+
+/// PostgreSQL's raw pglz format (no header), as TOAST and WAL store it. NULL when the strategy
+/// refuses to compress, as PostgreSQL's `pglz_compress` returns -1. `strategy` is `default`,
+/// `always`, or `key=value` pairs of the six strategy fields.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
+    let strategy = pglz::Strategy::parse(strategy).or_raise();
+    pglz::compress(data, &strategy)
+}
+
+/// Decompress raw pglz data into `raw_size` bytes. With `check_complete` (the default) the data
+/// must produce exactly `raw_size` bytes and be consumed whole; without it, a prefix is fine
+/// (as for TOAST slices).
+#[pg_extern(stable, strict, parallel_safe)]
+fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> Vec<u8> {
+    pglz::decompress(data, checked_raw_size(raw_size), check_complete).or_raise()
+}
+
+/// One LZ4 block; with `size_prefix` the raw size is prepended as 4 bytes little-endian.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> Vec<u8> {
+    if size_prefix {
+        lz4::block::compress_size_prepended(data).or_raise()
+    } else {
+        lz4::block::compress(data)
+    }
+}
+
+/// Decompress one LZ4 block into exactly `raw_size` bytes; with `raw_size` NULL the block must
+/// start with a 4-byte size prefix.
+#[pg_extern(stable, parallel_safe)]
+fn lz4_decompress(data: Option<&[u8]>, raw_size: default!(Option<i32>, "NULL")) -> Option<Vec<u8>> {
+    let data = data?;
+    Some(match raw_size {
+        Some(size) => lz4::block::decompress(data, checked_raw_size(size)).or_raise(),
+        None => lz4::block::decompress_size_prepended(data, gucs::max_decompressed_size()).or_raise(),
+    })
+}
+
+/// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
+#[pg_extern(immutable, strict, parallel_safe)]
+fn lz4_frame_compress(data: &[u8]) -> Vec<u8> {
+    lz4::frame::compress(data)
+}
+
+/// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool).
+#[pg_extern(stable, strict, parallel_safe)]
+fn lz4_frame_decompress(data: &[u8]) -> Vec<u8> {
+    lz4::frame::decompress(data, gucs::max_decompressed_size()).or_raise()
+}
+
+/// One zstd frame at `level` (default `compresslab.zstd_level`), optionally with a dictionary.
+#[pg_extern(stable, parallel_safe)]
+fn zstd_compress(
+    data: Option<&[u8]>,
+    level: default!(Option<i32>, "NULL"),
+    dictionary: default!(Option<&[u8]>, "NULL"),
+) -> Option<Vec<u8>> {
+    let level = level.unwrap_or_else(gucs::zstd_level);
+    Some(zstd_codec::compress(data?, level, dictionary).or_raise())
+}
+
+/// Decompress zstd frames (from `zstd_compress` or the `zstd` tool), with the dictionary they
+/// were made with, if any.
+#[pg_extern(stable, parallel_safe)]
+fn zstd_decompress(data: Option<&[u8]>, dictionary: default!(Option<&[u8]>, "NULL")) -> Option<Vec<u8>> {
+    Some(zstd_codec::decompress(data?, dictionary, gucs::max_decompressed_size()).or_raise())
+}

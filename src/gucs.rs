@@ -1,0 +1,71 @@
+//! Session settings (all USERSET: they only steer what the caller compresses for itself).
+
+use compresslab_core::{zstd_codec, Method};
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
+
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MethodSetting {
+    #[name = c"none"]
+    None,
+    #[name = c"pglz"]
+    Pglz,
+    #[name = c"lz4"]
+    Lz4,
+    #[name = c"zstd"]
+    Zstd,
+}
+
+/// The varlena limit: no bytea can be longer than 1 GB - 1.
+pub const VARLENA_MAX: i32 = 0x3FFF_FFFF;
+
+static METHOD: GucSetting<MethodSetting> = GucSetting::<MethodSetting>::new(MethodSetting::Lz4);
+static ZSTD_LEVEL: GucSetting<i32> = GucSetting::<i32>::new(zstd_codec::DEFAULT_LEVEL);
+static MAX_DECOMPRESSED_SIZE: GucSetting<i32> = GucSetting::<i32>::new(VARLENA_MAX);
+
+pub fn register() {
+    GucRegistry::define_enum_guc(
+        c"compresslab.method",
+        c"Compression method compresslab.compress() uses when none is given.",
+        c"One of none, pglz, lz4, zstd.",
+        &METHOD,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"compresslab.zstd_level",
+        c"zstd level used when compresslab.compress() or zstd_compress() is given none.",
+        c"Negative levels are zstd's fast levels; 22 is the strongest.",
+        &ZSTD_LEVEL,
+        *zstd_codec::level_range().start(),
+        *zstd_codec::level_range().end(),
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"compresslab.max_decompressed_size",
+        c"Largest result compresslab's decompression functions will produce.",
+        c"Compressed data whose header or frame declares more is refused before any memory is allocated.",
+        &MAX_DECOMPRESSED_SIZE,
+        0,
+        VARLENA_MAX,
+        GucContext::Userset,
+        GucFlags::UNIT_BYTE,
+    );
+}
+
+pub fn method() -> Method {
+    match METHOD.get() {
+        MethodSetting::None => Method::None,
+        MethodSetting::Pglz => Method::Pglz,
+        MethodSetting::Lz4 => Method::Lz4,
+        MethodSetting::Zstd => Method::Zstd,
+    }
+}
+
+pub fn zstd_level() -> i32 {
+    ZSTD_LEVEL.get()
+}
+
+pub fn max_decompressed_size() -> usize {
+    MAX_DECOMPRESSED_SIZE.get() as usize
+}

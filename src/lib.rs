@@ -1,0 +1,34 @@
+//! compresslab: PostgreSQL's compression codecs and checksums in SQL.
+//!
+//! This crate is the thin pgrx layer: type conversion, GUCs, errors and SQLSTATEs. The codecs
+//! and checksums themselves live in the pure-Rust `compresslab-core` crate (`core/`).
+
+use pgrx::prelude::*;
+
+::pgrx::pg_module_magic!(name, version);
+
+mod checksums;
+mod codecs;
+mod errors;
+mod gucs;
+mod report;
+mod server_c;
+
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    gucs::register();
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+mod tests;
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
+}

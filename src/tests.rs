@@ -1,0 +1,252 @@
+//! In-server tests (`cargo pgrx test`): interop with PostgreSQL's own C routines and with the
+//! `lz4` and `zstd` command-line tools, through the SQL functions.
+
+use pgrx::prelude::*;
+
+#[pg_schema]
+mod tests {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    use compresslab_core::pglz::{self, Strategy};
+    use pgrx::prelude::*;
+
+    use crate::server_c;
+
+    fn bytes(query: &str) -> Vec<u8> {
+        Spi::get_one::<Vec<u8>>(query).expect("query failed").expect("query returned NULL")
+    }
+
+    fn bytes_with(query: &str, arg: &[u8]) -> Option<Vec<u8>> {
+        Spi::get_one_with_args::<Vec<u8>>(query, &[arg.into()]).expect("query failed")
+    }
+
+    /// A heap page image as a full-page write sees it: the hole between pd_lower and pd_upper cut out.
+    fn page_image_without_hole(page: &[u8]) -> Vec<u8> {
+        let lower = u16::from_le_bytes([page[12], page[13]]) as usize;
+        let upper = u16::from_le_bytes([page[14], page[15]]) as usize;
+        assert!(lower <= upper && upper <= page.len(), "not a standard page");
+        [&page[..lower], &page[upper..]].concat()
+    }
+
+    /// Real payloads from this server: heap pages (hole removed and zero-filled), 2 KB slices
+    /// of the current WAL segment, 8 KB slices of catalog text, plus random and tiny inputs.
+    fn server_payloads() -> Vec<(String, Vec<u8>)> {
+        Spi::run("CREATE EXTENSION IF NOT EXISTS pageinspect").unwrap();
+        Spi::run(
+            "CREATE TABLE interop_rows AS SELECT i AS id, md5(i::text) AS digest, repeat('x', i % 50) AS pad, now() AS at \
+             FROM generate_series(1, 2000) i",
+        )
+        .unwrap();
+        Spi::run("DELETE FROM interop_rows WHERE id % 3 = 0").unwrap();
+        let mut payloads = Vec::new();
+        for blkno in 0..4 {
+            let page = bytes(&format!("SELECT get_raw_page('interop_rows', {blkno})"));
+            payloads.push((format!("page {blkno} without hole"), page_image_without_hole(&page)));
+            payloads.push((format!("page {blkno} zero-filled hole"), page));
+        }
+        Spi::run("CHECKPOINT").unwrap();
+        let wal = bytes("SELECT pg_read_binary_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), 0, 16384)");
+        for (i, slice) in wal.chunks(2048).enumerate() {
+            payloads.push((format!("WAL slice {i}"), slice.to_vec()));
+        }
+        let text = bytes("SELECT convert_to(string_agg(description, ' ' ORDER BY objoid, objsubid), 'UTF8') FROM pg_description");
+        for (i, slice) in text.chunks(8192).take(6).enumerate() {
+            payloads.push((format!("text slice {i}"), slice.to_vec()));
+        }
+        payloads.push(("text 64 KB".into(), text[..65_536.min(text.len())].to_vec()));
+        let mut x = 0x2545_F491u32;
+        let random: Vec<u8> = (0..8192)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x >> 5) as u8
+            })
+            .collect();
+        payloads.push(("random 8 KB".into(), random));
+        payloads.push(("high bytes".into(), (0..5000u32).map(|i| 0x80 | ((i * 7 / 3) % 128) as u8).collect()));
+        payloads.push(("31 bytes".into(), vec![b'a'; 31]));
+        payloads.push(("32 bytes".into(), vec![b'a'; 32]));
+        payloads
+    }
+
+    #[pg_test]
+    fn pglz_is_byte_identical_to_the_server_and_interoperates_both_ways() {
+        let custom = Strategy::parse("min_input_size=16, min_comp_rate=5, first_success_by=2048, match_size_good=64, match_size_drop=20").unwrap();
+        let mut compared = 0;
+        for (name, data) in server_payloads() {
+            for strategy in [Strategy::DEFAULT, Strategy::ALWAYS, custom] {
+                let ours = pglz::compress(&data, &strategy);
+                let mut theirs = Vec::new();
+                let theirs = server_c::c_pglz_compress_into(&data, &mut theirs, &strategy).map(|_| theirs);
+                assert_eq!(ours.is_some(), theirs.is_some(), "{name} / {strategy}: accept/refuse differs");
+                assert_eq!(ours, theirs, "{name} / {strategy}: output differs");
+                if let Some(ours) = ours {
+                    // The server decodes ours ...
+                    let mut padded = ours.clone();
+                    padded.extend_from_slice(&[0; 4]);
+                    let mut out = vec![0u8; data.len()];
+                    assert_eq!(server_c::c_pglz_decompress_padded(&padded, &mut out, true), Some(data.len()), "{name}");
+                    assert_eq!(out, data, "{name}: server decoded our output wrongly");
+                    // ... and we decode the server's (the same bytes, but through SQL here).
+                    let sql = bytes_with(
+                        &format!("SELECT compresslab.pglz_decompress($1, {}, true)", data.len()),
+                        theirs.as_deref().unwrap(),
+                    );
+                    assert_eq!(sql.as_deref(), Some(&data[..]), "{name}: we decoded the server's output wrongly");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 40, "only {compared} payloads compressed");
+    }
+
+    #[pg_test]
+    fn sql_pglz_functions_agree_with_the_servers() {
+        let text = bytes("SELECT convert_to(repeat('PostgreSQL pglz interop ', 200), 'UTF8')");
+        let ours = bytes_with("SELECT compresslab.pglz_compress($1)", &text).unwrap();
+        let theirs = bytes_with("SELECT compresslab.server_pglz_compress($1)", &text).unwrap();
+        assert_eq!(ours, theirs);
+        let back = bytes_with(&format!("SELECT compresslab.server_pglz_decompress($1, {})", text.len()), &ours).unwrap();
+        assert_eq!(back, text);
+        // Refusals are NULL on both sides.
+        assert_eq!(bytes_with("SELECT compresslab.pglz_compress($1)", b"short"), None);
+        assert_eq!(bytes_with("SELECT compresslab.server_pglz_compress($1)", b"short"), None);
+    }
+
+    #[pg_test]
+    fn crc32c_equals_the_servers_on_every_payload() {
+        for (name, data) in server_payloads() {
+            let server = server_c::c_crc32c(0, &data);
+            assert_eq!(compresslab_core::checksum::crc32c(0, &data), server, "{name}");
+            assert_eq!(compresslab_core::checksum::slicing8::crc32c(0, &data), server, "{name}");
+            assert_eq!(server_c::c_crc32c_sb8(0, &data), server, "{name}");
+            let sql = Spi::get_one_with_args::<i64>("SELECT compresslab.crc32c($1)", &[data.as_slice().into()]);
+            assert_eq!(sql.unwrap(), Some(server as i64), "{name}");
+        }
+        assert_eq!(Spi::get_one::<i64>("SELECT compresslab.crc32c('abc'::bytea)").unwrap(), Some(910_901_175));
+        assert_eq!(
+            Spi::get_one::<i64>("SELECT compresslab.crc32c('c'::bytea, compresslab.crc32c('ab'::bytea))").unwrap(),
+            Some(910_901_175)
+        );
+    }
+
+    fn run_tool(program: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {program} (Debian package {program}): {e}"));
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(out.status.success(), "{program} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    }
+
+    fn interop_inputs() -> Vec<Vec<u8>> {
+        vec![
+            Vec::new(),
+            b"a".to_vec(),
+            bytes("SELECT convert_to(string_agg(md5(i::text), ',') , 'UTF8') FROM generate_series(1, 20000) i"),
+            bytes("SELECT convert_to(repeat('lz4 and zstd interop ', 300000), 'UTF8')"),
+        ]
+    }
+
+    #[pg_test]
+    fn lz4_frames_interoperate_with_the_lz4_tool() {
+        for data in interop_inputs() {
+            let ours = bytes_with("SELECT compresslab.lz4_frame_compress($1)", &data).unwrap();
+            assert_eq!(run_tool("lz4", &["-d", "-c"], &ours), data, "lz4 -d read our frame wrongly");
+            for args in [&["-c"][..], &["-c", "-9", "--content-size"], &["-c", "-1", "-BD", "--no-frame-crc"]] {
+                let theirs = run_tool("lz4", args, &data);
+                let back = bytes_with("SELECT compresslab.lz4_frame_decompress($1)", &theirs).unwrap();
+                assert_eq!(back, data, "we read lz4 {args:?} output wrongly");
+            }
+        }
+    }
+
+    #[pg_test]
+    fn zstd_frames_interoperate_with_the_zstd_tool() {
+        for data in interop_inputs() {
+            for level in [-5, 3, 19] {
+                let ours = bytes_with(&format!("SELECT compresslab.zstd_compress($1, {level})"), &data).unwrap();
+                assert_eq!(run_tool("zstd", &["-d", "-c", "-q"], &ours), data, "zstd -d read our level {level} frame wrongly");
+            }
+            for args in [&["-c", "-q"][..], &["-c", "-q", "-19"], &["-c", "-q", "--fast=3", "--no-check"]] {
+                let theirs = run_tool("zstd", args, &data);
+                let back = bytes_with("SELECT compresslab.zstd_decompress($1)", &theirs).unwrap();
+                assert_eq!(back, data, "we read zstd {args:?} output wrongly");
+            }
+        }
+    }
+
+    #[pg_test]
+    fn zstd_dictionaries_interoperate_with_the_zstd_tool() {
+        let dict = b"{\"customer_id\": , \"status\": \"shipped\", \"country\": \"NO\", \"items\": []}".repeat(4);
+        let dict_path = std::env::temp_dir().join(format!("compresslab-dict-{}", std::process::id()));
+        std::fs::write(&dict_path, &dict).unwrap();
+        let data = b"{\"customer_id\": 42, \"status\": \"shipped\", \"country\": \"NO\", \"items\": [1,2]}".to_vec();
+        let ours = Spi::get_one_with_args::<Vec<u8>>(
+            "SELECT compresslab.zstd_compress($1, 3, $2)",
+            &[data.as_slice().into(), dict.as_slice().into()],
+        )
+        .unwrap()
+        .unwrap();
+        let dict_arg = dict_path.to_str().unwrap();
+        assert_eq!(run_tool("zstd", &["-d", "-c", "-q", "-D", dict_arg], &ours), data);
+        let theirs = run_tool("zstd", &["-c", "-q", "-D", dict_arg], &data);
+        let back = Spi::get_one_with_args::<Vec<u8>>(
+            "SELECT compresslab.zstd_decompress($1, $2)",
+            &[theirs.as_slice().into(), dict.as_slice().into()],
+        )
+        .unwrap()
+        .unwrap();
+        std::fs::remove_file(dict_path).ok();
+        assert_eq!(back, data);
+    }
+
+    #[pg_test]
+    fn gucs_steer_compress_and_are_range_checked() {
+        let method = |q: &str| Spi::get_one::<String>(q).unwrap().unwrap();
+        let probe = "SELECT method FROM compresslab.compression_info(compresslab.compress(convert_to(repeat('guc ', 100), 'UTF8')))";
+        assert_eq!(method(probe), "lz4");
+        Spi::run("SET compresslab.method = 'zstd'").unwrap();
+        assert_eq!(method(probe), "zstd");
+        Spi::run("SET compresslab.method = 'pglz'").unwrap();
+        assert_eq!(method(probe), "pglz");
+        Spi::run("RESET compresslab.method").unwrap();
+        assert_eq!(method(probe), "lz4");
+        Spi::run("SET compresslab.zstd_level = 19").unwrap();
+        assert_eq!(Spi::get_one::<String>("SHOW compresslab.zstd_level").unwrap().as_deref(), Some("19"));
+    }
+
+    #[pg_test(error = "23 is outside the valid range for parameter \"compresslab.zstd_level\" (-131072 .. 22)")]
+    fn zstd_level_setting_is_range_checked() {
+        Spi::run("SET compresslab.zstd_level = 23").unwrap();
+    }
+
+    #[pg_test(error = "invalid value for parameter \"compresslab.method\": \"snappy\"")]
+    fn method_setting_rejects_unknown_methods() {
+        Spi::run("SET compresslab.method = 'snappy'").unwrap();
+    }
+
+    #[pg_test(error = "compressed value declares 4000 decompressed bytes, more than the limit of 1000 (compresslab.max_decompressed_size)")]
+    fn max_decompressed_size_refuses_large_values() {
+        Spi::run("SET compresslab.max_decompressed_size = 1000").unwrap();
+        Spi::run("SELECT compresslab.decompress(compresslab.compress(convert_to(repeat('abcd', 1000), 'UTF8'), 'zstd'))").unwrap();
+    }
+
+    #[pg_test]
+    fn capabilities_all_pass() {
+        let failing = Spi::get_one::<i64>("SELECT count(*) FROM compresslab.capabilities() WHERE NOT ok").unwrap();
+        assert_eq!(failing, Some(0));
+        let rows = Spi::get_one::<i64>("SELECT count(*) FROM compresslab.capabilities()").unwrap();
+        assert_eq!(rows, Some(10));
+    }
+}
