@@ -132,6 +132,28 @@ mod tests {
         );
     }
 
+    /// tsquery operands carry PostgreSQL's legacy CRC-32 of their lexeme on disk (`valcrc`):
+    /// read it from a heap tuple and compare.
+    #[pg_test]
+    fn crc32_legacy_equals_the_crc_postgres_stores_in_tsquery() {
+        Spi::run("CREATE EXTENSION IF NOT EXISTS pageinspect").unwrap();
+        Spi::run("CREATE TABLE queries (q tsquery)").unwrap();
+        for lexeme in ["abc", "postgresql", "123456789", "crc"] {
+            Spi::run("TRUNCATE queries").unwrap();
+            Spi::run(&format!("INSERT INTO queries VALUES ('{lexeme}'::tsquery)")).unwrap();
+            let tuple = bytes("SELECT t_data FROM heap_page_items(get_raw_page('queries', 0))");
+            // varlena header (1 byte if short, else 4), int32 item count, then the operand:
+            // type, weight, prefix, padding, valcrc.
+            let header = if tuple[0] & 1 == 1 { 1 } else { 4 };
+            assert_eq!(i32::from_le_bytes(tuple[header..header + 4].try_into().unwrap()), 1);
+            let at = header + 8;
+            let stored = i32::from_le_bytes(tuple[at..at + 4].try_into().unwrap());
+            let ours = compresslab_core::checksum::crc32_legacy(0, lexeme.as_bytes()) as i32;
+            assert_eq!(ours, stored, "{lexeme}");
+            assert_ne!(compresslab_core::checksum::crc32(0, lexeme.as_bytes()) as i32, stored, "{lexeme}");
+        }
+    }
+
     fn run_tool(program: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
         let mut child = Command::new(program)
             .args(args)

@@ -7,7 +7,7 @@
 //! thousands of inputs against it; without the variable that test does nothing.
 
 use compresslab_core::pglz::{
-    compress, compress_into, decompress, decompress_into, max_output, maximum_compressed_size,
+    compress, compress_fast, compress_fast_into, compress_into, decompress, decompress_into, max_output, maximum_compressed_size,
     Strategy,
 };
 use compresslab_core::CodecError;
@@ -216,7 +216,7 @@ fn literals_then_tag(lits: &[u8], off: usize, len: usize) -> Vec<u8> {
         }
         c.push(b);
     }
-    if lits.len() % 8 == 0 {
+    if lits.len().is_multiple_of(8) {
         ctrl_at = c.len();
         c.push(0);
     }
@@ -245,7 +245,7 @@ fn roundtrip(data: &[u8], strategy: &Strategy) -> Option<usize> {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn two_hundred_spaces() {
+fn pglz_two_hundred_spaces() {
     let data = vec![b' '; 200];
     let c = compress(&data, &Strategy::ALWAYS).unwrap();
     // control 0b10: literal, then tag; tag 0x0f 0x01 0xb5 = offset 1, length 18 + 181.
@@ -256,7 +256,7 @@ fn two_hundred_spaces() {
 }
 
 #[test]
-fn overlap_example_from_the_2019_thread() {
+fn pglz_overlap_example_from_the_2019_thread() {
     // Literals 1 1 2 3 4 then a tag offset 4, length 16 (nibble 13).
     let c = [0b0010_0000u8, b'1', b'1', b'2', b'3', b'4', 0x0d, 0x04];
     let d = decompress(&c, 21, true).unwrap();
@@ -270,7 +270,7 @@ fn overlap_example_from_the_2019_thread() {
 }
 
 #[test]
-fn tag_encoding_boundaries() {
+fn pglz_tag_encoding_boundaries() {
     // "abc" + 17 more = a two-byte tag with nibble 14 (length 17), offset 3.
     let mut data = b"abc".repeat(7);
     data.truncate(20);
@@ -288,7 +288,7 @@ fn tag_encoding_boundaries() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn min_input_size() {
+fn pglz_min_input_size() {
     let data = vec![b'x'; 31];
     assert_eq!(compress(&data, &Strategy::DEFAULT), None);
     assert!(compress(&data, &Strategy::ALWAYS).is_some());
@@ -297,7 +297,7 @@ fn min_input_size() {
 }
 
 #[test]
-fn empty_input_always_fails() {
+fn pglz_empty_input_always_fails() {
     assert_eq!(compress(b"", &Strategy::ALWAYS), None);
     assert_eq!(compress(b"", &Strategy::DEFAULT), None);
     let mut s = Strategy::ALWAYS;
@@ -306,7 +306,7 @@ fn empty_input_always_fails() {
 }
 
 #[test]
-fn incompressible_is_refused() {
+fn pglz_incompressible_is_refused() {
     let data = random_bytes(8192, 42);
     assert_eq!(compress(&data, &Strategy::DEFAULT), None);
     assert_eq!(compress(&data, &Strategy::ALWAYS), None);
@@ -318,7 +318,7 @@ fn incompressible_is_refused() {
 }
 
 #[test]
-fn min_comp_rate() {
+fn pglz_min_comp_rate() {
     // 100 bytes: 80 random then 20 copied = saving under 25%, but a saving.
     let mut data = random_bytes(80, 7);
     let tail = data[..20].to_vec();
@@ -340,7 +340,7 @@ fn min_comp_rate() {
 }
 
 #[test]
-fn first_success_by_bail_out() {
+fn pglz_first_success_by_bail_out() {
     let mut data = random_bytes(1024, 9);
     data.extend(std::iter::repeat_n(b'z', 7000));
     assert_eq!(compress(&data, &Strategy::DEFAULT), None);
@@ -358,7 +358,7 @@ fn first_success_by_bail_out() {
 }
 
 #[test]
-fn max_input_size_and_match_size_good() {
+fn pglz_max_input_size_and_match_size_good() {
     let data = vec![b'q'; 5000];
     let mut s = Strategy::ALWAYS;
     s.max_input_size = 4999;
@@ -377,7 +377,7 @@ fn max_input_size_and_match_size_good() {
 }
 
 #[test]
-fn compress_into_reuses_buffer() {
+fn pglz_compress_into_reuses_buffer() {
     let data = text(5000, 3);
     let mut buf = Vec::with_capacity(10_000);
     let ptr = buf.as_ptr();
@@ -389,11 +389,61 @@ fn compress_into_reuses_buffer() {
 }
 
 // ---------------------------------------------------------------------------
+// compress_fast: same format and rules, size within 1% of the exact compressor
+// ---------------------------------------------------------------------------
+
+#[test]
+fn pglz_compress_fast_rules_and_size() {
+    for strategy in [Strategy::DEFAULT, Strategy::ALWAYS, custom_strategy()] {
+        let mut exact_total = 0usize;
+        let mut fast_total = 0usize;
+        for seed in 0..6u64 {
+            for data in [
+                page_like(8192, seed),
+                text(8192, seed),
+                text(2048, seed),
+                wal_like(2048, seed),
+                high_bytes(5000, seed),
+                vec![0u8; 3000],
+            ] {
+                let exact = compress(&data, &strategy);
+                let fast = compress_fast(&data, &strategy);
+                let (Some(exact), Some(fast)) = (exact, fast) else {
+                    continue;
+                };
+                assert!(fast.len() < data.len());
+                assert_eq!(decompress(&fast, data.len(), true).unwrap(), data);
+                assert_eq!(naive_decode(&fast, data.len()), data);
+                exact_total += exact.len();
+                fast_total += fast.len();
+            }
+        }
+        let diff = (fast_total as f64 - exact_total as f64) / exact_total as f64;
+        assert!(diff.abs() < 0.01, "{strategy}: fast {fast_total} vs exact {exact_total}");
+    }
+    // The same refusals.
+    assert_eq!(compress_fast(&[b'x'; 31], &Strategy::DEFAULT), None);
+    assert!(compress_fast(&[b'x'; 31], &Strategy::ALWAYS).is_some());
+    assert_eq!(compress_fast(&random_bytes(8192, 42), &Strategy::ALWAYS), None);
+    assert_eq!(compress_fast(b"", &Strategy::ALWAYS), None);
+    let mut data = random_bytes(1024, 9);
+    data.extend(std::iter::repeat_n(b'z', 7000));
+    assert_eq!(compress_fast(&data, &Strategy::DEFAULT), None);
+    let mut s = Strategy::ALWAYS;
+    s.match_size_good = 0;
+    assert_eq!(compress_fast(&[b' '; 100], &s), None);
+    let mut buf = Vec::new();
+    let n = compress_fast_into(&text(4000, 1), &mut buf, &Strategy::DEFAULT).unwrap();
+    assert_eq!(n, buf.len());
+    assert_eq!(buf, compress_fast(&text(4000, 1), &Strategy::DEFAULT).unwrap());
+}
+
+// ---------------------------------------------------------------------------
 // Strategy::parse
 // ---------------------------------------------------------------------------
 
 #[test]
-fn strategy_parse_names_and_pairs() {
+fn pglz_strategy_parse_names_and_pairs() {
     assert_eq!(Strategy::parse("default").unwrap(), Strategy::DEFAULT);
     assert_eq!(Strategy::parse("  ALWAYS \n").unwrap(), Strategy::ALWAYS);
     assert_eq!(Strategy::parse("Default").unwrap(), Strategy::DEFAULT);
@@ -415,7 +465,7 @@ fn strategy_parse_names_and_pairs() {
 }
 
 #[test]
-fn strategy_parse_errors() {
+fn pglz_strategy_parse_errors() {
     fn err(text: &str) -> String {
         match Strategy::parse(text) {
             Err(CodecError::InvalidParameter(m)) => m,
@@ -444,7 +494,7 @@ fn strategy_parse_errors() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn roundtrip_data_kinds() {
+fn pglz_roundtrip_data_kinds() {
     for strategy in [Strategy::DEFAULT, Strategy::ALWAYS, custom_strategy()] {
         assert!(roundtrip(&vec![0u8; 8192], &strategy).unwrap() < 200);
         assert!(roundtrip(&text(8192, 1), &strategy).unwrap() < 8192 * 3 / 4);
@@ -461,7 +511,7 @@ fn roundtrip_data_kinds() {
 }
 
 #[test]
-fn every_match_length() {
+fn pglz_every_match_length() {
     let prefix = random_bytes(300, 11);
     // Compressor: lengths 4..=273 (a 3-byte repeat followed by a different byte
     // hashes into another bucket, a known property of pglz's 4-byte hash).
@@ -494,7 +544,7 @@ fn every_match_length() {
 }
 
 #[test]
-fn offsets_near_the_limit() {
+fn pglz_offsets_near_the_limit() {
     let filler = random_bytes(5000, 12);
     for dist in [4090usize, 4093, 4094, 4095, 4096, 4097] {
         let mut data = filler[..dist].to_vec(); // dist random bytes
@@ -521,7 +571,7 @@ fn offsets_near_the_limit() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn check_complete_semantics() {
+fn pglz_check_complete_semantics() {
     let data = text(3000, 21);
     let c = compress(&data, &Strategy::DEFAULT).unwrap();
     // Prefix decoding without check_complete.
@@ -547,7 +597,7 @@ fn check_complete_semantics() {
 }
 
 #[test]
-fn malformed_input_table() {
+fn pglz_malformed_input_table() {
     // (name, compressed bytes, raw_size, check_complete, expected error substring)
     let cases: &[(&str, Vec<u8>, usize, bool, &str)] = &[
         ("offset zero", vec![0x02, b'a', 0x00, 0x00], 10, false, "offset 0 at input byte 2"),
@@ -595,7 +645,7 @@ fn malformed_input_table() {
 
 /// Small outputs, checked byte for byte.
 #[test]
-fn c_fixtures_hex() {
+fn pglz_c_fixtures_hex() {
     let cases: [(&str, Vec<u8>, Strategy, &str); 3] = [
         ("text 160 always", text(160, 77), Strategy::ALWAYS, FIXTURE_TEXT),
         ("high bytes 150 always", high_bytes(150, 78), Strategy::ALWAYS, FIXTURE_HIGH),
@@ -610,8 +660,9 @@ fn c_fixtures_hex() {
 
 /// Larger outputs, checked by (length, FNV-1a 64) of the C output; `None` where C refused.
 #[test]
-fn c_fixtures_digest() {
-    let cases: Vec<(&str, Vec<u8>, Strategy, Option<(usize, u64)>)> = vec![
+fn pglz_c_fixtures_digest() {
+    type Case = (&'static str, Vec<u8>, Strategy, Option<(usize, u64)>);
+    let cases: Vec<Case> = vec![
         ("page 8192 default", page_like(8192, 5), Strategy::DEFAULT, FIXTURE_DIGESTS[0]),
         ("text 8192 default", text(8192, 6), Strategy::DEFAULT, FIXTURE_DIGESTS[1]),
         ("high 20000 always", high_bytes(20000, 7), Strategy::ALWAYS, FIXTURE_DIGESTS[2]),
@@ -654,7 +705,7 @@ const FIXTURE_DIGESTS: [Option<(usize, u64)>; 6] = [
 /// `[i32 result][result bytes if > 0]` from PostgreSQL's `pglz_compress` (all
 /// little-endian). Compares thousands of generated inputs byte for byte.
 #[test]
-fn c_oracle_byte_identity() {
+fn pglz_c_oracle_byte_identity() {
     let Ok(oracle) = std::env::var("PGLZ_C_ORACLE") else {
         eprintln!("PGLZ_C_ORACLE not set; skipping the comparison with C pglz_compress");
         return;
@@ -781,6 +832,12 @@ fn c_oracle_byte_identity() {
     // `[i32 result][bytes]` from pglz_decompress. Intact, truncated and damaged
     // streams with right and wrong raw sizes must give the same verdict and bytes.
     let mut cases: Vec<(Vec<u8>, usize, bool)> = Vec::new();
+    // compress_fast output must decode in PostgreSQL too.
+    for (data, s) in inputs.iter().take(600) {
+        if let Some(c) = compress_fast(data, s) {
+            cases.push((c, data.len(), true));
+        }
+    }
     for (c, raw) in &compressed {
         let cut = r.below(c.len() as u64 + 1) as usize;
         let mut flipped = c.clone();
@@ -847,15 +904,19 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
 
     #[test]
-    fn prop_roundtrip_always(data in low_entropy()) {
+    fn pglz_prop_roundtrip_always(data in low_entropy()) {
         if let Some(c) = compress(&data, &Strategy::ALWAYS) {
             prop_assert!(c.len() < data.len());
-            prop_assert_eq!(decompress(&c, data.len(), true).unwrap(), data);
+            prop_assert_eq!(&decompress(&c, data.len(), true).unwrap(), &data);
+        }
+        if let Some(c) = compress_fast(&data, &Strategy::ALWAYS) {
+            prop_assert!(c.len() < data.len());
+            prop_assert_eq!(&decompress(&c, data.len(), true).unwrap(), &data);
         }
     }
 
     #[test]
-    fn prop_damaged_input_is_safe(
+    fn pglz_prop_damaged_input_is_safe(
         data in low_entropy(),
         cut in any::<prop::sample::Index>(),
         flips in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..8), 0..6),
@@ -890,7 +951,7 @@ proptest! {
     }
 
     #[test]
-    fn prop_random_garbage_is_safe(
+    fn pglz_prop_random_garbage_is_safe(
         bytes in proptest::collection::vec(any::<u8>(), 0..3000),
         raw in 0usize..70000,
         check in any::<bool>(),

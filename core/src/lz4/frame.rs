@@ -49,8 +49,18 @@ pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
     if !matches!(magic, Some(m) if m == FRAME_MAGIC || m & 0xFFFF_FFF0 == SKIPPABLE_MAGIC) {
         return Err(CodecError::corrupt("input is not an lz4 frame (bad magic number)"));
     }
-    let decoder = lz4_flex::frame::FrameDecoder::new(src);
-    read_bounded(decoder, max_raw, "lz4 frame")
+    // lz4_flex decodes one frame per decoder; the lz4 tool writes and reads concatenations.
+    let mut rest = src;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let before = rest.len();
+        let frame = read_bounded(lz4_flex::frame::FrameDecoder::new(&mut rest), max_raw - out.len(), "lz4 frame")?;
+        if rest.len() == before {
+            return Err(CodecError::corrupt(format!("lz4 frame data has {before} trailing bytes that are not a frame")));
+        }
+        out.extend_from_slice(&frame);
+    }
+    Ok(out)
 }
 
 /// Read everything from `reader`, failing as `TooLarge` once more than `max_raw` bytes come out
@@ -88,6 +98,15 @@ mod tests {
         let mut two = compress(b"first,");
         two.extend(compress(b"second"));
         assert_eq!(decompress(&two, 100).unwrap(), b"first,second");
+    }
+
+    #[test]
+    fn trailing_garbage_is_corrupt() {
+        for tail in [&[0u8][..], &[1, 2, 3], b"junk after the frame"] {
+            let mut data = compress(b"payload");
+            data.extend_from_slice(tail);
+            assert!(matches!(decompress(&data, 100), Err(CodecError::Corrupt(_))), "{tail:?}");
+        }
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8], check_complete: bool) -> Resu
 /// raw bytes (one control bit per byte in the worst case), capped at the total
 /// compressed size. PostgreSQL's `pglz_maximum_compressed_size`.
 pub fn maximum_compressed_size(raw_prefix: usize, total_compressed: usize) -> usize {
-    let bound = (raw_prefix as u128 * 9 + 7) / 8;
+    let bound = (raw_prefix as u128 * 9).div_ceil(8);
     bound.min(total_compressed as u128) as usize
 }
 
@@ -79,24 +79,48 @@ fn check_completion(produced: usize, raw_size: usize, consumed: usize, slen: usi
 /// Caller guarantees `1 <= off <= dp` and `dp + len <= out.len()`.
 #[inline(always)]
 fn copy_match(out: &mut [u8], dp: usize, off: usize, len: usize) {
+    let room = out.len() - dp;
+    if off >= 16 && room >= len + 16 {
+        // Fixed 16-byte chunks. Each chunk's source ends at or before the
+        // chunk's own start, so it reads only final bytes, exactly as a forward
+        // byte copy would. Up to 15 bytes past
+        // `len` are scribbled on; they are rewritten later or lie beyond the
+        // produced length.
+        let mut at = dp;
+        while at < dp + len {
+            let (done, rest) = out.split_at_mut(at);
+            rest[..16].copy_from_slice(&done[at - off..at - off + 16]);
+            at += 16;
+        }
+        return;
+    }
+    if off >= 8 && room >= len + 8 {
+        // The same with 8-byte chunks for offsets 8..15 (or little room left).
+        let mut at = dp;
+        while at < dp + len {
+            let (done, rest) = out.split_at_mut(at);
+            rest[..8].copy_from_slice(&done[at - off..at - off + 8]);
+            at += 8;
+        }
+        return;
+    }
     let from = dp - off;
     if off >= len {
         // Disjoint ranges.
-        if len <= 16 && dp + 16 <= out.len() && off >= 16 {
-            // Short match with room to spare: a fixed 16-byte copy is cheaper than
-            // a variable-length memmove. The bytes past `len` are rewritten later
-            // (or lie beyond the produced length).
-            let (head, tail) = out.split_at_mut(dp);
-            tail[..16].copy_from_slice(&head[from..from + 16]);
-        } else {
-            out.copy_within(from..from + len, dp);
-        }
+        out.copy_within(from..from + len, dp);
         return;
     }
     if off == 1 {
         // A run of one byte.
         let b = out[from];
         out[dp..dp + len].fill(b);
+        return;
+    }
+    if len <= 32 {
+        // Short overlapping copy with a small offset: byte by byte is cheapest.
+        for i in dp..dp + len {
+            out[i] = out[i - off];
+        }
         return;
     }
     // Doubling: [from, dp) repeats with period `off`; copying it forward makes

@@ -1,0 +1,65 @@
+-- Every bad input gets an ERROR with the right SQLSTATE and a message a DBA understands:
+-- XX001 data_corrupted, 22023 invalid_parameter_value, 54000 program_limit_exceeded.
+CREATE EXTENSION compresslab;
+CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN others THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+CREATE TEMP TABLE good AS
+SELECT compresslab.pglz_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS pglz,
+       compresslab.lz4_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS lz4,
+       compresslab.lz4_frame_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS lz4f,
+       compresslab.zstd_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS zstd,
+       compresslab.compress(convert_to(repeat('abcdefgh', 100), 'UTF8'), 'lz4') AS env;
+SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
+  -- pglz, raw format
+  ('pglz', 'offset 0',            $q$SELECT compresslab.pglz_decompress('\x02610000'::bytea, 10)$q$),
+  ('pglz', 'offset beyond output', $q$SELECT compresslab.pglz_decompress('\x02610f0a05'::bytea, 30)$q$),
+  ('pglz', 'truncated tag',       $q$SELECT compresslab.pglz_decompress('\x026100'::bytea, 10)$q$),
+  ('pglz', 'truncated length byte', $q$SELECT compresslab.pglz_decompress('\x02610f01'::bytea, 30)$q$),
+  ('pglz', 'raw size too small',  $q$SELECT compresslab.pglz_decompress(pglz, 500) FROM good$q$),
+  ('pglz', 'raw size too small (server)', $q$SELECT compresslab.server_pglz_decompress(pglz, 500) FROM good$q$),
+  -- a raw size that ends inside the last tag: PostgreSQL's decoder accepts it, and so do we
+  ('pglz', 'raw size ends in last tag', $q$SELECT compresslab.pglz_decompress(pglz, 700) FROM good$q$),
+  ('pglz', 'raw size ends in last tag (server)', $q$SELECT compresslab.server_pglz_decompress(pglz, 700) FROM good$q$),
+  ('pglz', 'prefix without check_complete', $q$SELECT compresslab.pglz_decompress(pglz, 700, false) FROM good$q$),
+  ('pglz', 'raw size too large',  $q$SELECT compresslab.pglz_decompress(pglz, 801) FROM good$q$),
+  ('pglz', 'truncated input',     $q$SELECT compresslab.pglz_decompress(substr(pglz, 1, length(pglz) - 1), 800) FROM good$q$),
+  ('pglz', 'negative raw size',   $q$SELECT compresslab.pglz_decompress(pglz, -1) FROM good$q$),
+  ('pglz', 'raw size over limit', $q$SELECT compresslab.pglz_decompress(pglz, 1073741824) FROM good$q$),
+  ('pglz', 'unknown strategy',    $q$SELECT compresslab.pglz_compress('abc'::bytea, 'fastest')$q$),
+  ('pglz', 'bad strategy field',  $q$SELECT compresslab.pglz_compress('abc'::bytea, 'min_comp_rate=lots')$q$),
+  -- lz4
+  ('lz4', 'garbage block',        $q$SELECT compresslab.lz4_decompress('\xf0ffffff'::bytea, 100)$q$),
+  ('lz4', 'wrong raw size',       $q$SELECT compresslab.lz4_decompress(lz4, 700) FROM good$q$),
+  ('lz4', 'short size prefix',    $q$SELECT compresslab.lz4_decompress('\x0100'::bytea)$q$),
+  ('lz4', 'prefix over limit',    $q$SELECT compresslab.lz4_decompress('\xffffff7f00'::bytea)$q$),
+  ('lz4', 'not a frame',          $q$SELECT compresslab.lz4_frame_decompress('\x00112233445566'::bytea)$q$),
+  ('lz4', 'truncated frame',      $q$SELECT compresslab.lz4_frame_decompress(substr(lz4f, 1, length(lz4f) - 3)) FROM good$q$),
+  -- zstd
+  ('zstd', 'not a frame',         $q$SELECT compresslab.zstd_decompress('\x00112233445566'::bytea)$q$),
+  ('zstd', 'truncated frame',     $q$SELECT compresslab.zstd_decompress(substr(zstd, 1, length(zstd) - 3)) FROM good$q$),
+  ('zstd', 'level too high',      $q$SELECT compresslab.zstd_compress('abc'::bytea, 23)$q$),
+  ('zstd', 'level too low',       $q$SELECT compresslab.zstd_compress('abc'::bytea, -200000)$q$),
+  ('zstd', 'missing dictionary',  $q$SELECT compresslab.zstd_decompress(compresslab.zstd_compress(convert_to(repeat('dictionary ', 9), 'UTF8'), 3, convert_to(repeat('dictionary ', 10), 'UTF8')))$q$),
+  ('zstd', 'malformed dictionary', $q$SELECT compresslab.zstd_compress('abcabcabc'::bytea, 3, '\x37a430ec0100000000'::bytea)$q$),
+  -- compress()/decompress()
+  ('envelope', 'unknown method',  $q$SELECT compresslab.compress('abc'::bytea, 'snappy')$q$),
+  ('envelope', 'level for lz4',   $q$SELECT compresslab.compress('abc'::bytea, 'lz4', 5)$q$),
+  ('envelope', 'not compresslab data', $q$SELECT compresslab.decompress('\x0102030405060708090a0b'::bytea)$q$),
+  ('envelope', 'future version',  $q$SELECT compresslab.decompress(overlay(env placing '\x07'::bytea from 5)) FROM good$q$),
+  ('envelope', 'unknown method id', $q$SELECT compresslab.decompress(overlay(env placing '\x09'::bytea from 6)) FROM good$q$),
+  ('envelope', 'lying raw size',  $q$SELECT compresslab.decompress(overlay(env placing '\x00040000'::bytea from 7)) FROM good$q$),
+  ('envelope', 'truncated payload', $q$SELECT compresslab.decompress(substr(env, 1, length(env) - 2)) FROM good$q$),
+  ('envelope', 'raw size over limit', $q$SELECT compresslab.decompress(overlay(env placing '\xffffff7f'::bytea from 7)) FROM good$q$),
+  ('envelope', 'info of garbage', $q$SELECT compresslab.compression_info('\x01'::bytea)$q$),
+  -- checksums
+  ('crc', 'previous out of range', $q$SELECT compresslab.crc32c('abc'::bytea, 4294967296)$q$),
+  ('crc', 'negative previous',     $q$SELECT compresslab.crc32c('abc'::bytea, -1)$q$)
+) AS cases(codec, name, q)
+ORDER BY codec, name;
+-- after all that the backend is still here
+SELECT 'still alive' AS status;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The README's test command: set up what is missing, then run all three test layers.
+#   1. core: unit and property tests of the pure-Rust crate (cargo test)
+#   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
+#   3. end-to-end: pgrx-tests/*.sql through psql against a throwaway cluster
+# Every layer runs even if an earlier one fails; exits non-zero if any failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+source scripts/cluster.sh
+
+declare -A status
+run_layer() {
+  local name=$1; shift
+  echo "== $name"
+  if "$@"; then status[$name]=passed; else status[$name]=FAILED; fi
+}
+
+run_layer "core (cargo test)" cargo test --release -p compresslab-core
+pgdata=$(postgres_owned_dir pgrx-test-data)
+run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
+
+e2e() {
+  install_extension && cluster_start e2e && pgrx-tests/run.sh
+}
+run_layer "end-to-end (pgrx-tests)" e2e
+cluster_stop
+trap - EXIT
+
+echo "== summary"
+failed=0
+for layer in "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)"; do
+  echo "$layer: ${status[$layer]}"
+  [[ ${status[$layer]} == passed ]] || failed=1
+done
+exit $failed
