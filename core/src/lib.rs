@@ -5,6 +5,7 @@
 
 pub mod checksum;
 pub mod error;
+pub mod lab;
 pub mod lz4;
 pub mod method;
 pub mod pglz;
