@@ -98,8 +98,76 @@ fn mbps(bytes: usize, seconds: f64) -> f64 {
     }
 }
 
-/// Measure `codec` on `payload` cut into `slice_size` slices: one warm-up iteration, then
-/// `iterations` timed ones, each verified.
+/// Raw measurements of one codec on one set of slices, before summarising: per-iteration
+/// times, so that measurements of several batches (pages read a batch at a time) can be merged
+/// into one row with [`Measurement::merge`].
+#[derive(Debug, Clone, Default)]
+pub struct Measurement {
+    pub slices: usize,
+    pub raw_slices: usize,
+    pub input_bytes: usize,
+    pub output_bytes: usize,
+    /// Wall seconds of each timed iteration.
+    pub compress_secs: Vec<f64>,
+    pub decompress_secs: Vec<f64>,
+    pub compress_cpu: f64,
+    pub decompress_cpu: f64,
+}
+
+impl Measurement {
+    /// Add a measurement of more slices with the same iteration count: counts add up, and the
+    /// times of iteration *k* add up across batches.
+    pub fn merge(&mut self, other: &Measurement) {
+        if self.compress_secs.is_empty() {
+            self.compress_secs = vec![0.0; other.compress_secs.len()];
+            self.decompress_secs = vec![0.0; other.decompress_secs.len()];
+        }
+        for (a, b) in self.compress_secs.iter_mut().zip(&other.compress_secs) {
+            *a += b;
+        }
+        for (a, b) in self.decompress_secs.iter_mut().zip(&other.decompress_secs) {
+            *a += b;
+        }
+        self.slices += other.slices;
+        self.raw_slices += other.raw_slices;
+        self.input_bytes += other.input_bytes;
+        self.output_bytes += other.output_bytes;
+        self.compress_cpu += other.compress_cpu;
+        self.decompress_cpu += other.decompress_cpu;
+    }
+
+    /// Summarise as a result row.
+    pub fn row(&self, source: &str, method: &str, level: Option<i32>, slice_size: usize) -> BenchRow {
+        let best = |secs: &[f64]| secs.iter().copied().fold(f64::INFINITY, f64::min);
+        let per_byte = |s: f64| if self.input_bytes > 0 { s * 1e9 / self.input_bytes as f64 } else { 0.0 };
+        let compress_median = median(&mut self.compress_secs.clone());
+        let decompress_median = median(&mut self.decompress_secs.clone());
+        BenchRow {
+            source: source.to_string(),
+            method: method.to_string(),
+            level,
+            slice_size: slice_size as i64,
+            slices: self.slices as i64,
+            raw_slices: self.raw_slices as i64,
+            input_bytes: self.input_bytes as i64,
+            output_bytes: self.output_bytes as i64,
+            ratio: if self.output_bytes > 0 { self.input_bytes as f64 / self.output_bytes as f64 } else { 1.0 },
+            compress_mbps: mbps(self.input_bytes, compress_median),
+            decompress_mbps: mbps(self.input_bytes, decompress_median),
+            compress_mbps_best: mbps(self.input_bytes, best(&self.compress_secs)),
+            decompress_mbps_best: mbps(self.input_bytes, best(&self.decompress_secs)),
+            compress_ns_per_byte: per_byte(compress_median),
+            decompress_ns_per_byte: per_byte(decompress_median),
+            compress_wall_s: self.compress_secs.iter().sum(),
+            compress_cpu_s: self.compress_cpu,
+            decompress_wall_s: self.decompress_secs.iter().sum(),
+            decompress_cpu_s: self.decompress_cpu,
+            iterations: self.compress_secs.len() as i32,
+        }
+    }
+}
+
+/// Measure `codec` on `payload` cut into `slice_size` slices and summarise as a row.
 pub fn bench_codec(
     payload: &Payload,
     slice_size: usize,
@@ -107,20 +175,31 @@ pub fn bench_codec(
     iterations: u32,
     hooks: &mut dyn Hooks,
 ) -> Result<BenchRow> {
+    let m = measure_codec(payload, slice_size, codec, iterations, hooks)?;
+    Ok(m.row(&payload.name, &codec.name(), codec.level(), slice_size))
+}
+
+/// Measure `codec` on `payload` cut into `slice_size` slices: one warm-up iteration, then
+/// `iterations` timed ones, each verified byte for byte.
+pub fn measure_codec(
+    payload: &Payload,
+    slice_size: usize,
+    codec: &mut dyn Codec,
+    iterations: u32,
+    hooks: &mut dyn Hooks,
+) -> Result<Measurement> {
     let iterations = iterations.max(1);
     let slices = payload.slices(slice_size);
-    let input_bytes: usize = slices.iter().map(|s| s.len()).sum();
     // Buffers allocated before the timed region: one compressed and one decompressed buffer
     // per slice, sized for the worst case.
     let mut packed: Vec<Vec<u8>> = slices.iter().map(|s| Vec::with_capacity(s.len() * 2 + 1024)).collect();
     let mut stored_compressed = vec![false; slices.len()];
     let mut unpacked: Vec<Vec<u8>> = slices.iter().map(|s| vec![0u8; s.len()]).collect();
-
-    let mut compress_secs = Vec::new();
-    let mut decompress_secs = Vec::new();
-    let (mut compress_wall, mut compress_cpu, mut decompress_wall, mut decompress_cpu) = (0.0, 0.0, 0.0, 0.0);
-    let mut output_bytes = 0;
-    let mut raw_slices = 0;
+    let mut m = Measurement {
+        slices: slices.len(),
+        input_bytes: slices.iter().map(|s| s.len()).sum(),
+        ..Measurement::default()
+    };
 
     for iteration in 0..=iterations {
         let warm_up = iteration == 0;
@@ -133,9 +212,8 @@ pub fn bench_codec(
         }
         let (wall, cpu) = timer.stop();
         if !warm_up {
-            compress_secs.push(wall);
-            compress_wall += wall;
-            compress_cpu += cpu;
+            m.compress_secs.push(wall);
+            m.compress_cpu += cpu;
         }
         hooks.tick();
 
@@ -152,9 +230,8 @@ pub fn bench_codec(
         }
         let (wall, cpu) = timer.stop();
         if !warm_up {
-            decompress_secs.push(wall);
-            decompress_wall += wall;
-            decompress_cpu += cpu;
+            m.decompress_secs.push(wall);
+            m.decompress_cpu += cpu;
         }
 
         for (i, slice) in slices.iter().enumerate() {
@@ -167,39 +244,11 @@ pub fn bench_codec(
                 )));
             }
         }
-        output_bytes = (0..slices.len()).map(|i| if stored_compressed[i] { packed[i].len() } else { slices[i].len() }).sum();
-        raw_slices = stored_compressed.iter().filter(|&&c| !c).count();
         hooks.tick();
     }
-
-    let best = |secs: &[f64]| secs.iter().copied().fold(f64::INFINITY, f64::min);
-    let compress_best = best(&compress_secs);
-    let decompress_best = best(&decompress_secs);
-    let compress_median = median(&mut compress_secs);
-    let decompress_median = median(&mut decompress_secs);
-    let per_byte = |s: f64| if input_bytes > 0 { s * 1e9 / input_bytes as f64 } else { 0.0 };
-    Ok(BenchRow {
-        source: payload.name.clone(),
-        method: codec.name(),
-        level: codec.level(),
-        slice_size: slice_size as i64,
-        slices: slices.len() as i64,
-        raw_slices: raw_slices as i64,
-        input_bytes: input_bytes as i64,
-        output_bytes: output_bytes as i64,
-        ratio: if output_bytes > 0 { input_bytes as f64 / output_bytes as f64 } else { 1.0 },
-        compress_mbps: mbps(input_bytes, compress_median),
-        decompress_mbps: mbps(input_bytes, decompress_median),
-        compress_mbps_best: mbps(input_bytes, compress_best),
-        decompress_mbps_best: mbps(input_bytes, decompress_best),
-        compress_ns_per_byte: per_byte(compress_median),
-        decompress_ns_per_byte: per_byte(decompress_median),
-        compress_wall_s: compress_wall,
-        compress_cpu_s: compress_cpu,
-        decompress_wall_s: decompress_wall,
-        decompress_cpu_s: decompress_cpu,
-        iterations: iterations as i32,
-    })
+    m.output_bytes = (0..slices.len()).map(|i| if stored_compressed[i] { packed[i].len() } else { slices[i].len() }).sum();
+    m.raw_slices = stored_compressed.iter().filter(|&&c| !c).count();
+    Ok(m)
 }
 
 /// A checksum implementation under test: its name, the checksum family it computes (all
@@ -382,6 +431,27 @@ mod tests {
         let wrong = vec![Checksum { name: "a".into(), family: "crc32c", compute: Box::new(|d| crate::checksum::crc32c(0, d)) },
             Checksum { name: "b".into(), family: "crc32c", compute: Box::new(|d| crate::checksum::crc32(0, d)) }];
         assert!(bench_checksums(&payload(), 8192, &wrong, 1, &mut NoHooks).is_err());
+    }
+
+    #[test]
+    fn merged_batches_equal_one_run_in_bytes() {
+        let p = payload();
+        let halves = [
+            Payload::new("mixed", p.pieces[..1].to_vec()),
+            Payload::new("mixed", p.pieces[1..].to_vec()),
+        ];
+        let mut codec = rust_codec(&CodecSpec::parse("pglz").unwrap(), 3).unwrap().unwrap();
+        let whole = measure_codec(&p, 2048, codec.as_mut(), 3, &mut NoHooks).unwrap();
+        let mut merged = Measurement::default();
+        for half in &halves {
+            merged.merge(&measure_codec(half, 2048, codec.as_mut(), 3, &mut NoHooks).unwrap());
+        }
+        assert_eq!(
+            (merged.slices, merged.raw_slices, merged.input_bytes, merged.output_bytes),
+            (whole.slices, whole.raw_slices, whole.input_bytes, whole.output_bytes)
+        );
+        assert_eq!(merged.compress_secs.len(), 3);
+        assert_eq!(merged.row("mixed", "pglz", None, 2048).iterations, 3);
     }
 
     #[test]

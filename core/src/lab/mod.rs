@@ -25,5 +25,5 @@ pub mod payload;
 pub mod report;
 
 pub use codecs::{Codec, CodecSpec};
-pub use harness::{bench_checksums, bench_codec, BenchRow, ChecksumRow, Hooks, NoHooks};
+pub use harness::{bench_checksums, bench_codec, measure_codec, BenchRow, Checksum, ChecksumRow, Hooks, Measurement, NoHooks};
 pub use payload::Payload;

@@ -180,10 +180,11 @@ fn compress_sized<const FAST: bool>(
     params: &Params,
     ws: &mut Workspace,
 ) -> Option<usize> {
-    if src.len() <= SMALL_INPUT {
-        compress_core::<FAST, u16>(src, dst, params, &mut ws.small)
-    } else {
-        compress_core::<FAST, u32>(src, dst, params, &mut ws.large)
+    match (FAST, src.len() <= SMALL_INPUT) {
+        (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small),
+        (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large),
+        (true, true) => compress_fast_core::<u16>(src, dst, params, &mut ws.small),
+        (true, false) => compress_fast_core::<u32>(src, dst, params, &mut ws.large),
     }
 }
 
@@ -248,18 +249,6 @@ fn sx(b: u8) -> u32 {
 fn hash4(src: &[u8], p: usize, mask: u32) -> usize {
     let b = &src[p..p + 4];
     (((sx(b[0]) << 6) ^ (sx(b[1]) << 4) ^ (sx(b[2]) << 2) ^ sx(b[3])) & mask) as usize
-}
-
-/// The bucket of position `p` for [`compress_fast`]: a multiplicative hash of
-/// the next four bytes, or the first byte for the last three positions.
-#[inline(always)]
-fn hash_fast(src: &[u8], p: usize, mask: u32) -> usize {
-    if src.len() - p >= 4 {
-        let w = u32::from_le_bytes(src[p..p + 4].try_into().unwrap());
-        ((w.wrapping_mul(0x9E37_79B1) >> 19) & mask) as usize
-    } else {
-        (u32::from(src[p]) & mask) as usize
-    }
 }
 
 /// The bucket of position `p`, including the short form used for the last three
@@ -367,7 +356,7 @@ fn find_match<T: Slot>(
     (best_len, best_off)
 }
 
-fn compress_core<const FAST: bool, T: Slot>(
+fn compress_core<T: Slot>(
     src: &[u8],
     out: &mut [u8],
     p: &Params,
@@ -394,7 +383,7 @@ fn compress_core<const FAST: bool, T: Slot>(
             return None;
         }
 
-        let bucket = if FAST { hash_fast(src, dp, mask) } else { hash_at(src, dp, mask) };
+        let bucket = hash_at(src, dp, mask);
         let (len, off) = find_match(src, dp, bucket, ws, p.good_match, p.good_drop);
 
         if ctrl_bit == 0 {
@@ -426,7 +415,7 @@ fn compress_core<const FAST: bool, T: Slot>(
             let mut last_pos = T::encode(dp);
             ws.chain[dp % HISTORY_SIZE] = ws.head[bucket];
             let mut q = dp + 1;
-            if q < full && !FAST {
+            if q < full {
                 // Rolling form of the 4-byte hash: shifting the previous value by
                 // two drops b0 into bit 8 and up, so XOR it out and XOR the new byte
                 // in; the mask makes the (sign-extended) high bits irrelevant.
@@ -449,7 +438,7 @@ fn compress_core<const FAST: bool, T: Slot>(
                 q = full;
             }
             while q < stop {
-                let b = if FAST { hash_fast(src, q, mask) } else { hash_at(src, q, mask) };
+                let b = hash_at(src, q, mask);
                 let prev = if b == last_bucket {
                     last_pos
                 } else {
@@ -479,4 +468,157 @@ fn compress_core<const FAST: bool, T: Slot>(
         return None;
     }
     Some(bp)
+}
+
+// ---------------------------------------------------------------------------
+// compress_fast
+// ---------------------------------------------------------------------------
+
+/// Most history candidates [`compress_fast`] examines per position.
+const FAST_MAX_CHAIN: u32 = 1000;
+/// Matches longer than this enter only their first and last
+/// [`FAST_INSERT_EDGE`] positions into [`compress_fast`]'s history.
+const FAST_INSERT_ALL: usize = 32;
+const FAST_INSERT_EDGE: usize = 8;
+
+/// Bucket of the four bytes `w` in a table of `1 << bits` entries.
+#[inline(always)]
+fn hash_mul(w: u32, bits: u32) -> usize {
+    (w.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize
+}
+
+#[inline(always)]
+fn load_u32(src: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(src[at..at + 4].try_into().unwrap())
+}
+
+/// The compressor behind [`compress_fast`]: same output format, item order,
+/// size checks and accept/refuse rules as [`compress_core`], with a cheaper
+/// match finder (see the module documentation of `pglz`).
+fn compress_fast_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Tables<T>) -> Option<usize> {
+    let slen = src.len();
+    // Table size: about twice the input, 512..=8192 entries.
+    let bits = (usize::BITS - slen.max(1).leading_zeros() + 1).clamp(9, 13);
+    ws.head[..1 << bits].fill(T::EMPTY);
+
+    // Refuse once the output holds `limit` bytes: result_max, or before the
+    // first match also first_success_by.
+    let fsb = p.first_success_by.max(0) as u64;
+    let limit_no_match = (p.result_max as u64).min(fsb) as usize;
+    let mut limit = limit_no_match;
+
+    let mut dp = 0usize;
+    let mut bp = 0usize;
+    let mut ctrl_pos = 0usize;
+    let mut ctrl_byte = 0u8;
+    let mut ctrl_bit = 0u8;
+    // Positions with four bytes left can be hashed; with eight, compared by word.
+    let hash_end = slen.saturating_sub(3);
+    let word_end = slen.saturating_sub(7);
+
+    while dp < slen {
+        if bp >= limit {
+            return None;
+        }
+        let (len, off) = if dp < word_end {
+            let cur = load_u64(src, dp);
+            let h = hash_mul(cur as u32, bits);
+            let mut cand = ws.head[h].decode();
+            ws.chain[dp % HISTORY_SIZE] = ws.head[h];
+            ws.head[h] = T::encode(dp);
+            let max_len = (slen - dp).min(MAX_MATCH);
+            let mut best_len = 0usize;
+            let mut best_off = 0usize;
+            let mut good = p.good_match;
+            let mut depth = FAST_MAX_CHAIN;
+            loop {
+                let off = dp.wrapping_sub(cand);
+                if off >= MAX_DISTANCE {
+                    break;
+                }
+                let diff = load_u64(src, cand) ^ cur;
+                let len = if diff != 0 {
+                    (diff.trailing_zeros() / 8) as usize
+                } else {
+                    8 + common_prefix(src, cand + 8, dp + 8, max_len - 8)
+                };
+                if len > best_len {
+                    best_len = len;
+                    best_off = off;
+                }
+                depth -= 1;
+                if best_len as i32 >= good || depth == 0 {
+                    break;
+                }
+                good -= good * p.good_drop / 100;
+                cand = ws.chain[cand % HISTORY_SIZE].decode();
+            }
+            (best_len, best_off)
+        } else if dp < hash_end {
+            let h = hash_mul(load_u32(src, dp), bits);
+            let found = find_match(src, dp, h, ws, p.good_match, p.good_drop);
+            ws.chain[dp % HISTORY_SIZE] = ws.head[h];
+            ws.head[h] = T::encode(dp);
+            found
+        } else {
+            (0, 0)
+        };
+
+        if ctrl_bit == 0 {
+            out[ctrl_pos] = ctrl_byte;
+            ctrl_pos = bp;
+            bp += 1;
+            ctrl_byte = 0;
+            ctrl_bit = 1;
+        }
+
+        if len > 2 {
+            ctrl_byte |= ctrl_bit;
+            let hi = ((off & 0xf00) >> 4) as u8;
+            if len > 17 {
+                out[bp] = hi | 0x0f;
+                out[bp + 1] = off as u8;
+                out[bp + 2] = (len - 18) as u8;
+                bp += 3;
+            } else {
+                out[bp] = hi | (len - 3) as u8;
+                out[bp + 1] = off as u8;
+                bp += 2;
+            }
+            let stop = dp + len;
+            let ins_end = stop.min(hash_end);
+            if len <= FAST_INSERT_ALL {
+                for q in dp + 1..ins_end {
+                    insert_fast(src, q, bits, ws);
+                }
+            } else {
+                for q in dp + 1..(dp + FAST_INSERT_EDGE).min(ins_end) {
+                    insert_fast(src, q, bits, ws);
+                }
+                for q in stop - FAST_INSERT_EDGE..ins_end {
+                    insert_fast(src, q, bits, ws);
+                }
+            }
+            dp = stop;
+            limit = p.result_max;
+        } else {
+            out[bp] = src[dp];
+            bp += 1;
+            dp += 1;
+        }
+        ctrl_bit <<= 1;
+    }
+
+    out[ctrl_pos] = ctrl_byte;
+    if bp >= p.result_max {
+        return None;
+    }
+    Some(bp)
+}
+
+#[inline(always)]
+fn insert_fast<T: Slot>(src: &[u8], q: usize, bits: u32, ws: &mut Tables<T>) {
+    let h = hash_mul(load_u32(src, q), bits);
+    ws.chain[q % HISTORY_SIZE] = ws.head[h];
+    ws.head[h] = T::encode(q);
 }

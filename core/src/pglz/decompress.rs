@@ -1,5 +1,7 @@
 //! The pglz decompressor: PostgreSQL 15's `pglz_decompress` semantics, safe on any input.
 
+use std::ptr;
+
 use crate::error::{CodecError, Result};
 
 /// Largest raw size [`decompress`] will allocate: PostgreSQL's `MaxAllocSize`
@@ -138,74 +140,197 @@ fn copy_match(out: &mut [u8], dp: usize, off: usize, len: usize) {
     out.copy_within(dp - off..dp - off + len, dp);
 }
 
+/// Output room the fast loop of [`decode`] keeps in reserve: the longest match
+/// (273 bytes) plus the 15 bytes a 16-byte chunk copy may write beyond it.
+const FAST_ROOM: usize = 273 + 16;
+/// Input the fast loop keeps in reserve: a run of literals is copied with one
+/// 8-byte load, and a tag needs at most three bytes.
+const FAST_INPUT: usize = 8;
+
 /// Decodes until the input or the output is exhausted. Returns (bytes produced,
 /// bytes consumed).
+///
+/// Items are decoded exactly as PostgreSQL does: a control byte is read when
+/// input and output remain, then up to eight items while both remain. `ctrl`
+/// holds the control bits still to use above a sentinel bit, so `ctrl == 1`
+/// means "read the next control byte".
+///
+/// While at least [`FAST_INPUT`] input bytes and [`FAST_ROOM`] output bytes
+/// remain, no item can run out of either, so the fast loop skips the per-item
+/// checks (the offset is still validated), copies a run of literals with one
+/// 8-byte copy and copies matches in 8- or 16-byte chunks that may write a few
+/// bytes past the match (inside the reserve, rewritten by later items or past
+/// the produced length). The remaining items go through the checked loop.
 fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
     let mut sp = 0usize;
     let mut dp = 0usize;
+    let mut ctrl: u32 = 1;
 
-    while sp < slen && dp < raw {
-        let mut ctrl = src[sp];
-        sp += 1;
-
-        // Eight literals in a row with room on both sides: one 8-byte copy.
-        if ctrl == 0 && sp + 8 <= slen && dp + 8 <= raw {
-            out[dp..dp + 8].copy_from_slice(&src[sp..sp + 8]);
-            sp += 8;
-            dp += 8;
-            continue;
-        }
-
-        for _ in 0..8 {
-            if sp >= slen || dp >= raw {
-                break;
+    if slen >= FAST_INPUT && raw >= FAST_ROOM {
+        let sp_end = slen - FAST_INPUT;
+        let dp_end = raw - FAST_ROOM;
+        let src_ptr = src.as_ptr();
+        let out_ptr = out.as_mut_ptr();
+        while sp <= sp_end && dp <= dp_end {
+            // Here sp + 8 <= slen and dp + 289 <= raw.
+            if ctrl == 1 {
+                // SAFETY: sp < slen.
+                ctrl = u32::from(unsafe { *src_ptr.add(sp) }) | 0x100;
+                sp += 1;
+                continue;
             }
             if ctrl & 1 == 0 {
-                out[dp] = src[sp];
-                dp += 1;
-                sp += 1;
+                // A run of n literals (up to the next tag or the end of the group).
+                let n = ctrl.trailing_zeros() as usize; // 1..=8
+                // SAFETY: sp + 8 <= slen and dp + 8 <= raw; src and out are
+                // distinct slices (one shared, one exclusive), so they don't overlap.
+                unsafe { ptr::copy_nonoverlapping(src_ptr.add(sp), out_ptr.add(dp), 8) };
+                sp += n;
+                dp += n;
+                ctrl >>= n;
             } else {
                 let tag_at = sp;
-                if slen - sp < 2 {
-                    return Err(CodecError::corrupt(format!(
-                        "pglz: truncated tag at input byte {tag_at}: offset byte missing"
-                    )));
-                }
-                let t1 = src[sp];
-                let t2 = src[sp + 1];
-                sp += 2;
+                // SAFETY: sp + 3 <= sp + 8 <= slen.
+                let (t1, t2, t3) = unsafe { (*src_ptr.add(sp), *src_ptr.add(sp + 1), *src_ptr.add(sp + 2)) };
                 let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
                 let mut len = usize::from(t1 & 0x0f) + 3;
+                sp += 2;
                 if len == 18 {
-                    if sp >= slen {
-                        return Err(CodecError::corrupt(format!(
-                            "pglz: truncated tag at input byte {tag_at}: length extension byte missing"
-                        )));
-                    }
-                    len += usize::from(src[sp]);
+                    len += usize::from(t3);
                     sp += 1;
                 }
-                if off == 0 {
-                    return Err(CodecError::corrupt(format!(
-                        "pglz: back-reference offset 0 at input byte {tag_at}"
-                    )));
+                if off == 0 || off > dp {
+                    return Err(bad_offset(off, tag_at, dp));
                 }
-                if off > dp {
-                    return Err(CodecError::corrupt(format!(
-                        "pglz: back-reference offset {off} at input byte {tag_at} reaches before \
-                         the start of the output (only {dp} bytes produced)"
-                    )));
-                }
-                let len = len.min(raw - dp);
-                copy_match(out, dp, off, len);
+                // SAFETY: 1 <= off <= dp, len <= 273 and dp + 289 <= raw = out.len().
+                unsafe { copy_match_fast(out_ptr, dp, off, len) };
                 dp += len;
+                ctrl >>= 1;
             }
-            ctrl >>= 1;
         }
     }
+
+    while sp < slen && dp < raw {
+        if ctrl == 1 {
+            ctrl = u32::from(src[sp]) | 0x100;
+            sp += 1;
+            continue;
+        }
+        if ctrl & 1 == 0 {
+            out[dp] = src[sp];
+            dp += 1;
+            sp += 1;
+        } else {
+            let tag_at = sp;
+            if slen - sp < 2 {
+                return Err(CodecError::corrupt(format!(
+                    "pglz: truncated tag at input byte {tag_at}: offset byte missing"
+                )));
+            }
+            let t1 = src[sp];
+            let t2 = src[sp + 1];
+            sp += 2;
+            let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
+            let mut len = usize::from(t1 & 0x0f) + 3;
+            if len == 18 {
+                if sp >= slen {
+                    return Err(CodecError::corrupt(format!(
+                        "pglz: truncated tag at input byte {tag_at}: length extension byte missing"
+                    )));
+                }
+                len += usize::from(src[sp]);
+                sp += 1;
+            }
+            if off == 0 || off > dp {
+                return Err(bad_offset(off, tag_at, dp));
+            }
+            let len = len.min(raw - dp);
+            copy_match(out, dp, off, len);
+            dp += len;
+        }
+        ctrl >>= 1;
+    }
     Ok((dp, sp))
+}
+
+#[cold]
+fn bad_offset(off: usize, tag_at: usize, dp: usize) -> CodecError {
+    if off == 0 {
+        CodecError::corrupt(format!("pglz: back-reference offset 0 at input byte {tag_at}"))
+    } else {
+        CodecError::corrupt(format!(
+            "pglz: back-reference offset {off} at input byte {tag_at} reaches before \
+             the start of the output (only {dp} bytes produced)"
+        ))
+    }
+}
+
+/// For offsets 1..=7: the largest multiple of the offset that is at most 8, the
+/// stride at which an 8-byte copy of the repeating pattern stays in phase.
+const PATTERN_STEP: [usize; 8] = [0, 8, 8, 6, 8, 5, 6, 7];
+
+/// The fast loop's match copy: the result of a forward byte-by-byte copy of
+/// `len` bytes from `off` bytes before `dp`, written in 16-, 8-byte or pattern
+/// chunks that may store up to 15 bytes past `dp + len`.
+///
+/// # Safety
+///
+/// `out` points to a buffer of `raw` initialised bytes with `1 <= off <= dp`,
+/// `len <= 273` and `dp + 289 <= raw`.
+#[inline(always)]
+unsafe fn copy_match_fast(out: *mut u8, dp: usize, off: usize, len: usize) {
+    // Every load below reads bytes in [dp - off, dp + len + 15) and every store
+    // writes bytes in [dp, dp + len + 15); both lie in [0, dp + 288) ⊂ [0, raw).
+    let d = out.add(dp);
+    let s = d.sub(off);
+    if off >= 16 {
+        // Chunk i reads [dp + i - off, dp + i - off + 16), which ends at or before
+        // dp + i: only bytes already final, as a forward byte copy would read.
+        let mut i = 0;
+        loop {
+            let v = ptr::read_unaligned(s.add(i) as *const [u8; 16]);
+            ptr::write_unaligned(d.add(i) as *mut [u8; 16], v);
+            i += 16;
+            if i >= len {
+                break;
+            }
+        }
+    } else if off >= 8 {
+        // The same with 8-byte chunks (a chunk's source ends at or before its start).
+        let mut i = 0;
+        loop {
+            let v = ptr::read_unaligned(s.add(i) as *const [u8; 8]);
+            ptr::write_unaligned(d.add(i) as *mut [u8; 8], v);
+            i += 8;
+            if i >= len {
+                break;
+            }
+        }
+    } else {
+        // Offsets 1..=7: the output repeats the `off` bytes before dp. Build eight
+        // bytes of that repetition (byte k = out[dp - off + k % off]) and store
+        // them every PATTERN_STEP[off] bytes, a multiple of the period. Stores
+        // reach at most dp + len + 7.
+        let first = u64::from_le_bytes(ptr::read_unaligned(s as *const [u8; 8]));
+        let mut pat = first & ((1u64 << (8 * off)) - 1);
+        let mut shift = 8 * off;
+        while shift < 64 {
+            pat |= pat << shift;
+            shift *= 2;
+        }
+        let bytes = pat.to_le_bytes();
+        let step = PATTERN_STEP[off];
+        let mut i = 0;
+        loop {
+            ptr::write_unaligned(d.add(i) as *mut [u8; 8], bytes);
+            i += step;
+            if i >= len {
+                break;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -232,6 +357,23 @@ mod tests {
                     forward_copy(&mut b, dp, off, len);
                     assert_eq!(a[..dp + len], b[..dp + len], "off {off} len {len}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn copy_match_fast_equals_forward_copy() {
+        let seed: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(37) % 251) as u8).collect();
+        for off in 1..=300usize {
+            for len in (3..=273usize).filter(|l| *l < 40 || l % 7 == 0 || *l == 273) {
+                let dp = 300;
+                let mut a = vec![0xAAu8; dp + 289];
+                a[..dp].copy_from_slice(&seed[..dp]);
+                let mut b = a.clone();
+                // SAFETY: 1 <= off <= dp, len <= 273, dp + 289 <= a.len().
+                unsafe { copy_match_fast(a.as_mut_ptr(), dp, off, len) };
+                forward_copy(&mut b, dp, off, len);
+                assert_eq!(a[..dp + len], b[..dp + len], "off {off} len {len}");
             }
         }
     }
