@@ -2,6 +2,7 @@
 
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::PgSqlErrorCode;
 
 /// Raise `err` as an ERROR: corrupt data → `data_corrupted` (XX001), bad method, level or
@@ -13,7 +14,7 @@ pub fn raise(err: CodecError) -> ! {
         CodecError::InvalidParameter(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         CodecError::TooLarge(_) => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
     };
-    ereport!(ERROR, code, err.message().to_string());
+    report(code, err.message().to_string(), None)
 }
 
 /// Unwrap a core result, raising its error as an ERROR.
@@ -40,4 +41,14 @@ pub fn checked_raw_size(raw_size: i32) -> usize {
         )));
     }
     raw_size as usize
+}
+
+/// Raise an ERROR with any SQLSTATE, and a hint when there is one to give.
+pub fn report(code: PgSqlErrorCode, message: String, hint: Option<&str>) -> ! {
+    let mut report = ErrorReport::new(code, message, "compresslab");
+    if let Some(hint) = hint {
+        report = report.set_hint(hint);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("ERROR does not return")
 }

@@ -20,6 +20,10 @@ pub const VARLENA_MAX: i32 = 0x3FFF_FFFF;
 
 static METHOD: GucSetting<MethodSetting> = GucSetting::<MethodSetting>::new(MethodSetting::Lz4);
 static ZSTD_LEVEL: GucSetting<i32> = GucSetting::<i32>::new(zstd_codec::DEFAULT_LEVEL);
+/// Upper bound of `compresslab.bench_iterations` and of any `iterations` argument.
+pub const MAX_BENCH_ITERATIONS: i32 = 1000;
+
+static BENCH_ITERATIONS: GucSetting<i32> = GucSetting::<i32>::new(5);
 static MAX_DECOMPRESSED_SIZE: GucSetting<i32> = GucSetting::<i32>::new(VARLENA_MAX);
 
 pub fn register() {
@@ -51,6 +55,20 @@ pub fn register() {
         GucContext::Userset,
         GucFlags::UNIT_BYTE,
     );
+    GucRegistry::define_int_guc(
+        c"compresslab.bench_iterations",
+        c"Timed iterations per benchmark row when a bench function is given none.",
+        c"Each row also runs one untimed warm-up iteration.",
+        &BENCH_ITERATIONS,
+        1,
+        MAX_BENCH_ITERATIONS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}
+
+pub fn bench_iterations() -> i32 {
+    BENCH_ITERATIONS.get()
 }
 
 pub fn method() -> Method {

@@ -11,6 +11,7 @@ mod checksums;
 mod codecs;
 mod errors;
 mod gucs;
+mod lab;
 mod report;
 mod server_c;
 

@@ -40,6 +40,11 @@ pub fn check_level(level: i32) -> Result<i32> {
     }
 }
 
+/// The largest frame [`compress`] can produce for `len` input bytes (`ZSTD_compressBound`).
+pub fn compress_bound(len: usize) -> usize {
+    zstd::zstd_safe::compress_bound(len)
+}
+
 /// Compress `src` into one zstd frame at `level`, optionally with a dictionary.
 pub fn compress(src: &[u8], level: i32, dictionary: Option<&[u8]>) -> Result<Vec<u8>> {
     let level = check_level(level)?;

@@ -171,7 +171,7 @@ impl Codec for Zstd {
     }
     fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
         dst.clear();
-        dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
+        dst.reserve(zstd_codec::compress_bound(src.len()));
         self.compressor.compress_to_buffer(src, dst).ok()
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()> {

@@ -1,0 +1,90 @@
+-- The lab: every method on every payload source, with deterministic columns shown (bytes,
+-- slices) and speeds checked for sanity rather than printed.
+CREATE EXTENSION compresslab;
+CREATE TABLE accounts (aid int PRIMARY KEY, bid int, abalance int, filler text);
+INSERT INTO accounts SELECT i, i / 1000, (i * 7919) % 10000 - 5000, md5(i::text) || repeat(' ', 50)
+  FROM generate_series(1, 5000) i;
+DELETE FROM accounts WHERE aid % 4 = 0;
+CREATE TABLE docs (id int, body text);
+INSERT INTO docs SELECT i, repeat('Document ' || i || ' talks about compression of full-page writes. ', 40 + i % 30)
+  FROM generate_series(1, 300) i;
+ANALYZE accounts, docs;
+-- every default method on a bytea: one row per method and slice size, round trips verified
+SELECT method, level, slice_size, slices, raw_slices, input_bytes,
+       output_bytes <= input_bytes AS never_larger,
+       compress_mbps > 0 AND decompress_mbps > 0 AND compress_ns_per_byte > 0 AS timed,
+       compress_mbps_best >= compress_mbps AND decompress_mbps_best >= decompress_mbps AS best_ge_median,
+       compress_cpu_s >= 0 AND compress_wall_s > 0 AS has_times, iterations
+  FROM compresslab.bench(convert_to(repeat('the lab measures every codec on your data; ', 2000), 'UTF8'), iterations => 2)
+ ORDER BY method, level, slice_size;
+-- our pglz and the server's are the same bytes, hence the same sizes on every source
+SELECT source, slice_size, count(DISTINCT output_bytes) AS distinct_sizes, min(raw_slices) AS raw_slices
+  FROM (
+    SELECT * FROM compresslab.bench_pages('accounts', ARRAY['pglz', 'server_pglz'], iterations => 1)
+    UNION ALL SELECT * FROM compresslab.bench_pages('accounts', ARRAY['pglz', 'server_pglz'], iterations => 1, hole => 'zero-filled')
+    UNION ALL SELECT * FROM compresslab.bench_column('docs', 'body', ARRAY['pglz', 'server_pglz'], iterations => 1)
+    UNION ALL SELECT * FROM compresslab.bench_synthetic('pgbench', 200000, 7, ARRAY['pglz', 'server_pglz'], iterations => 1)
+  ) r
+ GROUP BY 1, 2 ORDER BY 1, 2;
+-- page sources: all pages, a seeded sample (same seed = same pages), hole removed vs zero-filled
+SELECT source, method, slice_size, slices, input_bytes, input_bytes < slices * 8192 AS holes_removed
+  FROM compresslab.bench_pages('accounts', ARRAY['lz4'], ARRAY[0], 1) ORDER BY 1;
+SELECT slices, input_bytes = slices * 8192 AS full_pages
+  FROM compresslab.bench_pages('accounts', ARRAY['lz4'], ARRAY[0], 1, hole => 'zero-filled');
+SELECT a.slices AS sampled, a.input_bytes = b.input_bytes AS same_seed_same_pages
+  FROM compresslab.bench_pages('accounts', ARRAY['memcpy'], ARRAY[0], 1, sample_pages => 5, seed => 42) a,
+       compresslab.bench_pages('accounts', ARRAY['memcpy'], ARRAY[0], 1, sample_pages => 5, seed => 42) b;
+SELECT slices FROM compresslab.bench_pages('accounts_pkey', ARRAY['memcpy'], ARRAY[0], 1, sample_pages => 3);
+-- column values, sampled
+SELECT source, method, slices, input_bytes > 300000 AS detoasted
+  FROM compresslab.bench_column('docs', 'body', ARRAY['zstd:3', 'lz4'], ARRAY[0], 1) ORDER BY method;
+SELECT slices FROM compresslab.bench_column('docs', 'body', ARRAY['lz4'], ARRAY[0], 1, sample_values => 10, seed => 3);
+-- synthetic payloads of every kind, all methods including the C references and memcpy
+SELECT source, method, level, slice_size, slices, raw_slices, input_bytes, output_bytes
+  FROM unnest(ARRAY['zeros', 'random', 'text', 'pgbench']) k,
+       compresslab.bench_synthetic(k, 50000, 1,
+         ARRAY['memcpy', 'pglz', 'pglz_always', 'pglz_fast', 'server_pglz', 'server_pglz_always', 'lz4', 'lz4_frame', 'server_lz4', 'zstd:1', 'server_zstd:1', 'zstd:-5', 'zstd:19'],
+         ARRAY[8192], 1)
+ WHERE method IN ('memcpy', 'pglz', 'server_pglz', 'lz4', 'server_lz4', 'zstd', 'server_zstd')
+ ORDER BY source, method, level;
+-- a server file: the current WAL segment, sliced into 2 KB pieces
+SELECT source = 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()) AS is_wal, method, slice_size, slices, input_bytes
+  FROM compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), ARRAY['lz4'], ARRAY[2048], 1, length => 1048576);
+-- checksums: every implementation, same values per family (checked inside), by slice size
+SELECT implementation, family, slice_size, slices, input_bytes, mbps > 0 AS timed
+  FROM compresslab.bench_crc(slice_sizes => ARRAY[16, 8192], iterations => 2) ORDER BY slice_size, implementation;
+-- the standard suite: every default method on six payloads, whole and 2 KB / 8 KB slices
+SELECT count(*) AS rows, count(DISTINCT source) AS sources, count(DISTINCT (method, level)) AS methods,
+       count(DISTINCT slice_size) AS slice_sizes
+  FROM compresslab.bench_suite(1);
+SELECT jsonb_array_length(compresslab.bench_suite_json(1)) AS json_rows;
+-- markdown, as lzbench prints
+SELECT compresslab.markdown(jsonb_agg(b ORDER BY method)) ~ '^\| source \| method \| slice \|' AS has_header,
+       array_length(string_to_array(compresslab.markdown(jsonb_agg(b)), E'\n'), 1) AS lines
+  FROM compresslab.bench_synthetic('text', 20000, 1, ARRAY['lz4', 'zstd:3'], ARRAY[0], 1) b;
+-- progress NOTICEs, which client_min_messages can silence
+SET client_min_messages = notice;
+SELECT count(*) FROM compresslab.bench('abc'::bytea, ARRAY['lz4'], ARRAY[8192], 1);
+RESET client_min_messages;
+-- the session setting for default effort
+SET compresslab.bench_iterations = 3;
+SELECT DISTINCT iterations FROM compresslab.bench('abc'::bytea, ARRAY['lz4']);
+-- bad options
+SELECT * FROM compresslab.bench('abc'::bytea, ARRAY['snappy']);
+SELECT * FROM compresslab.bench('abc'::bytea, ARRAY['lz4:3']);
+SELECT * FROM compresslab.bench('abc'::bytea, ARRAY['zstd:30']);
+SELECT * FROM compresslab.bench('abc'::bytea, slice_sizes => ARRAY[-1]);
+SELECT * FROM compresslab.bench('abc'::bytea, iterations => 0);
+SELECT * FROM compresslab.bench_synthetic('noise');
+SELECT * FROM compresslab.bench_pages('accounts', hole => 'punched');
+CREATE VIEW v AS SELECT 1 AS x;
+SELECT * FROM compresslab.bench_pages('v');
+SELECT * FROM compresslab.bench_column('docs', 'nope');
+SELECT * FROM compresslab.bench_column('docs', 'id');
+SELECT * FROM compresslab.bench_file('no/such/file');
+-- statement_timeout stops a long run within about a second
+CREATE TEMP TABLE t0 AS SELECT clock_timestamp() AS t;
+SET statement_timeout = '1s';
+SELECT count(*) FROM compresslab.bench_synthetic('text', 20000000, 1, ARRAY['zstd:19'], ARRAY[65536], 100);
+RESET statement_timeout;
+SELECT clock_timestamp() - t < interval '4 seconds' AS stopped_quickly FROM t0;

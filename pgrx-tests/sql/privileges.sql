@@ -1,0 +1,38 @@
+-- Who may benchmark what: a non-superuser needs SELECT (or pg_read_all_data) for pages and
+-- columns, no row-level security in the way for pages, and superuser or pg_read_server_files
+-- for server files.
+CREATE EXTENSION compresslab;
+CREATE TABLE secret (id int, note text);
+INSERT INTO secret SELECT i, repeat('classified ', 30) FROM generate_series(1, 500) i;
+CREATE TABLE open_table (id int, note text);
+INSERT INTO open_table SELECT i, repeat('public ', 30) FROM generate_series(1, 500) i;
+CREATE TABLE policed (owner_name text, note text);
+INSERT INTO policed SELECT 'someone', repeat('hidden ', 30) FROM generate_series(1, 500);
+ALTER TABLE policed ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON policed USING (owner_name = current_user);
+DROP ROLE IF EXISTS lab_user;
+DROP ROLE IF EXISTS lab_reader;
+CREATE ROLE lab_user;
+CREATE ROLE lab_reader;
+GRANT pg_read_all_data, pg_read_server_files TO lab_reader;
+GRANT USAGE ON SCHEMA compresslab TO lab_user, lab_reader;
+GRANT SELECT ON open_table, policed TO lab_user;
+SET ROLE lab_user;
+SELECT count(*) > 0 AS own_bytea_ok FROM compresslab.bench('abc'::bytea, ARRAY['lz4'], ARRAY[0], 1);
+SELECT slices > 0 AS pages_ok FROM compresslab.bench_pages('open_table', ARRAY['lz4'], ARRAY[0], 1);
+SELECT slices > 0 AS column_ok FROM compresslab.bench_column('open_table', 'note', ARRAY['lz4'], ARRAY[0], 1);
+SELECT * FROM compresslab.bench_pages('secret', ARRAY['lz4'], ARRAY[0], 1);
+SELECT * FROM compresslab.bench_column('secret', 'note', ARRAY['lz4'], ARRAY[0], 1);
+SELECT * FROM compresslab.bench_pages('policed', ARRAY['lz4'], ARRAY[0], 1);
+-- through SQL the policies apply: the user sees none of these rows, so there is nothing to measure
+SELECT slices, input_bytes FROM compresslab.bench_column('policed', 'note', ARRAY['lz4'], ARRAY[0], 1);
+SELECT * FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1);
+RESET ROLE;
+SET ROLE lab_reader;
+SELECT slices > 0 AS pages_via_read_all_data FROM compresslab.bench_pages('secret', ARRAY['lz4'], ARRAY[0], 1);
+SELECT slices > 0 AS column_via_read_all_data FROM compresslab.bench_column('secret', 'note', ARRAY['lz4'], ARRAY[0], 1);
+SELECT input_bytes > 0 AS file_via_read_server_files FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1);
+RESET ROLE;
+DROP OWNED BY lab_user, lab_reader;
+DROP ROLE lab_user;
+DROP ROLE lab_reader;
