@@ -9,6 +9,7 @@ pub mod lab;
 pub mod lz4;
 pub mod method;
 pub mod pglz;
+pub mod scenarios;
 pub mod zstd_codec;
 
 pub use error::CodecError;
