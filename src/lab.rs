@@ -83,7 +83,7 @@ impl BenchOptions {
 }
 
 /// A Rust or server codec by name; unknown names are an ERROR listing the valid ones.
-fn build_codec(spec: &CodecSpec) -> Box<dyn Codec> {
+pub(crate) fn build_codec(spec: &CodecSpec) -> Box<dyn Codec> {
     let level = gucs::zstd_level();
     if let Some(codec) = lab::codecs::rust_codec(spec, level).or_raise() {
         return codec;
@@ -100,7 +100,7 @@ fn build_codec(spec: &CodecSpec) -> Box<dyn Codec> {
 }
 
 /// Interrupt checks between slices (cancel, statement_timeout) and progress NOTICEs.
-struct PgHooks;
+pub(crate) struct PgHooks;
 
 impl Hooks for PgHooks {
     fn tick(&mut self) {
@@ -187,11 +187,11 @@ fn rows_out(rows: Vec<BenchRow>) -> SetOfIterator<'static, BenchTuple> {
     SetOfIterator::new(rows.iter().map(to_tuple).collect::<Vec<_>>())
 }
 
-fn permission_denied(message: String, hint: &str) -> ! {
+pub(crate) fn permission_denied(message: String, hint: &str) -> ! {
     report(PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE, message, Some(hint))
 }
 
-fn user_has_role(role: u32) -> bool {
+pub(crate) fn user_has_role(role: u32) -> bool {
     // SAFETY: plain catalog lookups on the current user.
     unsafe { pg_sys::has_privs_of_role(pg_sys::GetUserId(), pg_sys::Oid::from(role)) }
 }
@@ -199,7 +199,7 @@ fn user_has_role(role: u32) -> bool {
 /// Reading a relation's pages needs what reading its rows needs: SELECT on the table (or
 /// pg_read_all_data), and no row-level security hiding rows from this user — page images
 /// contain every row, and their compressed size leaks how alike rows are.
-fn require_page_read_privilege(rel: &PgRelation) {
+pub(crate) fn require_page_read_privilege(rel: &PgRelation) {
     // SAFETY: catalog lookups on a relation we hold AccessShareLock on.
     unsafe {
         let user = pg_sys::GetUserId();
@@ -237,7 +237,7 @@ fn require_server_file_privilege(path: &str) {
 
 /// How a page image is presented to the codecs.
 #[derive(Clone, Copy)]
-enum Hole {
+pub(crate) enum Hole {
     Removed,
     ZeroFilled,
 }
@@ -269,7 +269,7 @@ impl Hole {
 /// Read `blocks` of the main fork through the buffer manager with a bulk-read strategy
 /// (the ring buffer keeps a scan from flushing shared buffers), copying each page under a
 /// share lock.
-fn read_pages(rel: &PgRelation, blocks: &[u32], hole: Hole) -> Vec<Vec<u8>> {
+pub(crate) fn read_pages(rel: &PgRelation, blocks: &[u32], hole: Hole) -> Vec<Vec<u8>> {
     let mut pages = Vec::with_capacity(blocks.len());
     // SAFETY: the relation is open and locked; each buffer is pinned and share-locked while
     // its BLCKSZ bytes are copied, then released.
@@ -294,7 +294,7 @@ fn read_pages(rel: &PgRelation, blocks: &[u32], hole: Hole) -> Vec<Vec<u8>> {
     pages
 }
 
-fn relation_blocks(rel: &PgRelation) -> u32 {
+pub(crate) fn relation_blocks(rel: &PgRelation) -> u32 {
     // SAFETY: rd_rel is valid for an open relation.
     let relkind = unsafe { (*rel.rd_rel).relkind } as u8;
     if !matches!(relkind, b'r' | b'i' | b'S' | b't' | b'm') {

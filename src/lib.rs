@@ -13,6 +13,7 @@ mod errors;
 mod gucs;
 mod lab;
 mod report;
+mod scenarios;
 mod server_c;
 
 #[pg_guard]

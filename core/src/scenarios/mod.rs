@@ -2,6 +2,8 @@
 //!
 //! * [`fpi`]: full-page images in WAL under each `wal_compression` setting.
 //! * [`spill`]: logical-decoding spill files, per-record vs streaming compression.
+//! * [`toast`]: TOAST compression of a column's values under pglz and lz4.
 
 pub mod fpi;
 pub mod spill;
+pub mod toast;

@@ -1,0 +1,72 @@
+//! What TOAST would store for a column's values under `pglz` and `lz4` (PostgreSQL 15's
+//! `heap_toast_insert_or_update` and `toast_compress_datum`).
+//!
+//! * A row is considered for compression only when it is wider than `TOAST_TUPLE_THRESHOLD`
+//!   (2032 bytes with 8 kB blocks). This model looks at one column: a value is tried when its
+//!   varlena (4-byte header + data) plus the rest of the row (`row_overhead`: the heap tuple
+//!   header and the other columns) passes the threshold.
+//! * `pglz` uses the `default` strategy (inputs of 32 bytes up, at least 25% saving); `lz4` uses
+//!   `LZ4_compress_default`. A compressed value carries an 8-byte header (varlena header + raw
+//!   size and method), and is kept only if it saves **more than 2 bytes** over the raw data
+//!   (`VARSIZE(compressed) < valsize - 2`), since alignment can eat a smaller gain.
+//! * A value that is still too wide moves out of line to the TOAST table. `pg_column_size`
+//!   then reports the external size: the compressed data with its 4-byte raw-size header, or the
+//!   raw data alone. Inline it reports the varlena size: compressed + 8, or data + 4 (data + 1
+//!   for a short value under 127 bytes).
+
+/// `TOAST_TUPLE_THRESHOLD` and `TOAST_TUPLE_TARGET` for 8 kB blocks.
+pub const TOAST_TUPLE_THRESHOLD: usize = 2032;
+/// Varlena header plus the 4-byte raw size/method word of a compressed value.
+pub const VARHDRSZ_COMPRESSED: usize = 8;
+pub const VARHDRSZ: usize = 4;
+/// Largest data that fits a 1-byte varlena header.
+pub const SHORT_VARLENA_MAX_DATA: usize = 126;
+
+/// What TOAST stores for one value of `valsize` data bytes, given what the method produced
+/// (`None`: refused). Returns (`pg_column_size` of the stored value, compressed?).
+pub fn stored_value_size(valsize: usize, row_overhead: usize, compressed_len: Option<usize>) -> (usize, bool) {
+    let tries = valsize + VARHDRSZ + row_overhead > TOAST_TUPLE_THRESHOLD;
+    let accepted = match compressed_len {
+        Some(len) if tries => len + VARHDRSZ_COMPRESSED < valsize.saturating_sub(2),
+        _ => false,
+    };
+    if accepted {
+        let len = compressed_len.unwrap();
+        if len + VARHDRSZ_COMPRESSED + row_overhead > TOAST_TUPLE_THRESHOLD {
+            (len + VARHDRSZ, true) // external: compressed data with its raw-size word
+        } else {
+            (len + VARHDRSZ_COMPRESSED, true)
+        }
+    } else if valsize + VARHDRSZ + row_overhead > TOAST_TUPLE_THRESHOLD {
+        (valsize, false) // external, uncompressed
+    } else if valsize <= SHORT_VARLENA_MAX_DATA {
+        (valsize + 1, false)
+    } else {
+        (valsize + VARHDRSZ, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_values_are_never_compressed() {
+        assert_eq!(stored_value_size(100, 28, Some(10)), (101, false));
+        assert_eq!(stored_value_size(1000, 28, Some(10)), (1004, false));
+    }
+
+    #[test]
+    fn wide_values_compress_inline_or_move_out_of_line() {
+        assert_eq!(stored_value_size(5000, 28, Some(500)), (508, true));
+        assert_eq!(stored_value_size(50_000, 28, Some(4000)), (4004, true));
+        assert_eq!(stored_value_size(5000, 28, None), (5000, false));
+    }
+
+    #[test]
+    fn a_saving_of_two_bytes_or_less_is_refused() {
+        // VARSIZE(compressed) = len + 8 must be < valsize - 2
+        assert_eq!(stored_value_size(3000, 28, Some(2990)).1, false);
+        assert_eq!(stored_value_size(3000, 28, Some(2989)).1, true);
+    }
+}

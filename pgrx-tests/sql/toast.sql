@@ -1,0 +1,33 @@
+-- Validation of estimate_toast_compression: the same values stored with COMPRESSION pglz and
+-- COMPRESSION lz4, sum(pg_column_size) compared with the estimate.
+CREATE EXTENSION compresslab;
+CREATE TABLE src (id int, body text);
+INSERT INTO src
+SELECT i, CASE i % 4
+            WHEN 0 THEN repeat('compressible text, row ' || i || '. ', 200 + i % 50)          -- wide, compressible
+            WHEN 1 THEN (SELECT string_agg(md5(i::text || g::text), '') FROM generate_series(1, 80 + i % 40) g) -- wide, hex
+            WHEN 2 THEN 'short value ' || i                                                    -- never tried
+            ELSE repeat(md5(i::text), 70)                                                      -- wide, repeated
+          END
+  FROM generate_series(1, 400) i;
+ANALYZE src;
+CREATE TABLE as_pglz (id int, body text COMPRESSION pglz);
+CREATE TABLE as_lz4 (id int, body text COMPRESSION lz4);
+-- body || '' makes fresh, uncompressed values: INSERT ... SELECT would keep src's compressed
+-- datums as they are, whatever the target column's method
+INSERT INTO as_pglz SELECT id, body || '' FROM src;
+INSERT INTO as_lz4 SELECT id, body || '' FROM src;
+SELECT pg_column_compression(body) AS method, count(*) FROM as_lz4 GROUP BY 1 ORDER BY 1;
+CREATE TEMP TABLE measured AS
+SELECT 'pglz' AS method, sum(pg_column_size(body)) AS bytes, count(*) FILTER (WHERE pg_column_compression(body) IS NOT NULL) AS compressed FROM as_pglz
+UNION ALL
+SELECT 'lz4', sum(pg_column_size(body)), count(*) FILTER (WHERE pg_column_compression(body) IS NOT NULL) FROM as_lz4;
+SELECT e.method, e.values, e.compressed_values = m.compressed AS same_values_compressed,
+       abs(e.stored_bytes - m.bytes)::float8 / m.bytes < 0.01 AS within_1_percent,
+       e.raw_bytes > e.stored_bytes AS saves, e.compress_mbps > 0 AND e.decompress_mbps > 0 AS timed
+  FROM compresslab.estimate_toast_compression('src', 'body', sample_values => 1000) e
+  JOIN measured m USING (method)
+ ORDER BY e.method;
+-- lz4 is faster to compress than pglz on the same values
+SELECT (SELECT compress_mbps FROM compresslab.estimate_toast_compression('src', 'body') WHERE method = 'lz4') >
+       (SELECT compress_mbps FROM compresslab.estimate_toast_compression('src', 'body') WHERE method = 'pglz') AS lz4_faster;
