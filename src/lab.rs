@@ -582,7 +582,17 @@ fn bench_suite_json(iterations: default!(Option<i32>, "NULL")) -> JsonB {
 /// bench function) as a markdown table like lzbench's.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn markdown(results: JsonB) -> String {
-    let rows: Vec<BenchRow> = serde_json::from_value(results.0)
-        .unwrap_or_else(|e| raise(CodecError::invalid(format!("results are not an array of bench_result rows: {e}"))));
-    lab::report::markdown(&rows)
+    lab::report::markdown(&bench_rows_from_json(results))
+}
+
+fn bench_rows_from_json(results: JsonB) -> Vec<BenchRow> {
+    serde_json::from_value(results.0)
+        .unwrap_or_else(|e| raise(CodecError::invalid(format!("results are not an array of bench_result rows: {e}"))))
+}
+
+/// Render bench results (a jsonb array of bench_result objects) as an SVG chart of compression
+/// ratio against compression speed, one point per row.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn svg_chart(results: JsonB, title: default!(&str, "'compression ratio vs speed'")) -> String {
+    lab::report::svg_chart(&bench_rows_from_json(results), title)
 }

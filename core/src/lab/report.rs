@@ -96,3 +96,129 @@ mod tests {
         assert_eq!(markdown(&back), table);
     }
 }
+
+/// An SVG scatter chart of compression ratio against compression speed (log scale), one point
+/// per method and level — the picture lzbench users look at. Points of the same method share
+/// a colour; each is labelled with its method and level.
+pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
+    const W: f64 = 900.0;
+    const H: f64 = 560.0;
+    const LEFT: f64 = 80.0;
+    const RIGHT: f64 = 200.0;
+    const TOP: f64 = 50.0;
+    const BOTTOM: f64 = 60.0;
+    const PALETTE: &[&str] = &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+    let points: Vec<&BenchRow> = rows.iter().filter(|r| r.compress_mbps.is_finite() && r.compress_mbps > 0.0).collect();
+    let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"28\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
+        (W - RIGHT + LEFT) / 2.0,
+        escape(title)
+    );
+    if points.is_empty() {
+        svg.push_str("<text x=\"40\" y=\"100\">no results</text>\n</svg>\n");
+        return svg;
+    }
+    let (min_speed, max_speed) = points.iter().fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(r.compress_mbps), hi.max(r.compress_mbps)));
+    let max_ratio = points.iter().fold(1.0f64, |m, r| m.max(r.ratio));
+    let (x_lo, x_hi) = ((min_speed.log10()).floor(), (max_speed.log10()).ceil().max(min_speed.log10().floor() + 1.0));
+    let y_hi = (max_ratio * 1.1).ceil();
+    let plot_w = W - LEFT - RIGHT;
+    let plot_h = H - TOP - BOTTOM;
+    let x = |speed: f64| LEFT + (speed.log10() - x_lo) / (x_hi - x_lo) * plot_w;
+    let y = |ratio: f64| TOP + plot_h - (ratio / y_hi) * plot_h;
+    svg.push_str(&format!(
+        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{plot_w}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#333\"/>\n"
+    ));
+    let mut decade = x_lo;
+    while decade <= x_hi {
+        let px = x(10f64.powf(decade));
+        svg.push_str(&format!(
+            "<line x1=\"{px:.1}\" y1=\"{TOP}\" x2=\"{px:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            TOP + plot_h,
+            TOP + plot_h + 18.0,
+            10f64.powf(decade)
+        ));
+        decade += 1.0;
+    }
+    let steps = 5;
+    for i in 0..=steps {
+        let ratio = y_hi * i as f64 / steps as f64;
+        let py = y(ratio);
+        svg.push_str(&format!(
+            "<line x1=\"{LEFT}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{ratio:.1}</text>\n",
+            LEFT + plot_w,
+            LEFT - 6.0,
+            py + 4.0
+        ));
+    }
+    svg.push_str(&format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">compression speed, MB/s (log scale)</text>\n\
+         <text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">compression ratio</text>\n",
+        LEFT + plot_w / 2.0,
+        H - 18.0,
+        TOP + plot_h / 2.0
+    ));
+    let mut methods: Vec<&str> = points.iter().map(|r| r.method.as_str()).collect();
+    methods.dedup();
+    methods.sort();
+    methods.dedup();
+    for r in &points {
+        let colour = PALETTE[methods.iter().position(|m| *m == r.method).unwrap() % PALETTE.len()];
+        let (px, py) = (x(r.compress_mbps), y(r.ratio));
+        svg.push_str(&format!(
+            "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\" fill=\"{colour}\"><title>{} {} ({}): {:.1} MB/s, ratio {:.3}</title></circle>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>\n",
+            escape(&r.source),
+            escape(&method_label(r)),
+            slice_label(r.slice_size),
+            r.compress_mbps,
+            r.ratio,
+            px + 7.0,
+            py - 4.0,
+            escape(&method_label(r))
+        ));
+    }
+    for (i, m) in methods.iter().enumerate() {
+        let ly = TOP + 10.0 + i as f64 * 18.0;
+        svg.push_str(&format!(
+            "<circle cx=\"{}\" cy=\"{ly:.1}\" r=\"5\" fill=\"{}\"/><text x=\"{}\" y=\"{:.1}\">{}</text>\n",
+            W - RIGHT + 20.0,
+            PALETTE[i % PALETTE.len()],
+            W - RIGHT + 30.0,
+            ly + 4.0,
+            escape(m)
+        ));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+#[cfg(test)]
+mod svg_tests {
+    use super::*;
+    use crate::lab::codecs::{rust_codec, CodecSpec};
+    use crate::lab::harness::{bench_codec, NoHooks};
+    use crate::lab::payload::{synthetic, Payload};
+
+    #[test]
+    fn one_point_per_row_and_a_legend_per_method() {
+        let p = Payload::new("text <1>", vec![synthetic("text", 40_000, 3).unwrap()]);
+        let rows: Vec<BenchRow> = ["zstd:1", "zstd:9", "lz4", "pglz"]
+            .iter()
+            .map(|m| {
+                let mut c = rust_codec(&CodecSpec::parse(m).unwrap(), 3).unwrap().unwrap();
+                bench_codec(&p, 8192, c.as_mut(), 1, &mut NoHooks).unwrap()
+            })
+            .collect();
+        let svg = svg_chart(&rows, "ratio vs speed");
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<title>").count(), 4);
+        assert_eq!(svg.matches("r=\"5\"").count(), 4 + 3, "4 points and 3 legend entries");
+        assert!(svg.contains("text &lt;1&gt;"), "labels are escaped");
+        assert!(svg.contains(">zstd 9<"));
+        assert!(svg_chart(&[], "empty").contains("no results"));
+    }
+}
