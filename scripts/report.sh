@@ -3,19 +3,23 @@
 # throwaway cluster, run the report, write it to results/report.md, print it, stop the cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PGBENCH_SCALE=${PGBENCH_SCALE:-5}
 scripts/setup.sh
 source scripts/cluster.sh
 install_extension
 cluster_start report
 mkdir -p results
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION compresslab" >/dev/null
-psql -X -q -v ON_ERROR_STOP=1 -P footer=off -f scripts/report.sql --pset=format=aligned >results/report.txt
-{
-  echo "# compresslab report"
-  echo
-  echo '```'
-  cat results/report.txt
-  echo '```'
-} >results/report.md
-cat results/report.txt
-echo "report: written to results/report.md"
+echo "report: generating a pgbench database (scale $PGBENCH_SCALE, uuid text filler as in the FPW thread)"
+"$PG_BINDIR/pgbench" -i -q -s "$PGBENCH_SCALE" >/dev/null 2>&1
+psql -X -q -v ON_ERROR_STOP=1 -c "ALTER TABLE pgbench_accounts ALTER COLUMN filler TYPE text USING gen_random_uuid()::text" \
+  -c "VACUUM ANALYZE pgbench_accounts" >/dev/null
+# A WAL segment holding pgbench -i's work, copied aside: later checkpoints recycle pg_wal.
+wal_name=$(psql -X -At -c "SELECT name FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$' ORDER BY name LIMIT 1")
+wal_segment="$CLUSTER_DIR/$wal_name"
+cp "$CLUSTER_DATA/pg_wal/$wal_name" "$wal_segment" && chown postgres: "$wal_segment"
+echo "report: running the studies (progress below)"
+psql -X -q -v ON_ERROR_STOP=1 -v wal_segment="$wal_segment" -f scripts/report.sql 2>&1 |
+  sed -u -e 's/^psql:[^ ]* NOTICE:  compresslab: /  progress: /' -e '/NOTICE:  /d'
+cat results/report.md
+echo "report: written to results/report.md and results/chart.svg"

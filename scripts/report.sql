@@ -1,4 +1,140 @@
-\echo 'compresslab smoke report'
-SELECT compresslab.version() AS compresslab, current_setting('server_version') AS postgresql;
-\echo 'codecs and checksums of this build, each exercised once'
+-- The main job's report, run by scripts/report.sh against a throwaway cluster holding a
+-- pgbench database. Writes results/report.md and results/chart.svg; progress goes to stderr.
+\set ON_ERROR_STOP 1
+\pset footer off
+SET client_min_messages = notice;
+SET compresslab.bench_iterations = 5;
+\o results/report.md
+\qecho '# compresslab report'
+\qecho
+SELECT format('compresslab %s on PostgreSQL %s; pgbench scale %s (%s pages in pgbench_accounts); %s iterations per row after a warm-up.',
+              compresslab.version(), current_setting('server_version'), (SELECT count(*) FROM pgbench_branches),
+              pg_relation_size('pgbench_accounts') / 8192, current_setting('compresslab.bench_iterations')) AS summary \gset
+\qecho :summary
+\qecho
+\qecho '## Build'
+\qecho
+\qecho '```'
 SELECT kind, name, ok, detail FROM compresslab.capabilities() ORDER BY kind DESC, name;
+\qecho '```'
+
+\qecho
+\qecho '## The lab: page images of pgbench_accounts (hole removed), every method'
+\qecho
+\qecho 'A seeded sample of 512 pages, each page image compressed on its own as a full-page write would be; speeds are MB/s of uncompressed bytes, median (best) of the iterations. The chart `chart.svg` plots ratio against compression speed for these rows.'
+\qecho
+CREATE TEMP TABLE page_rows AS
+SELECT * FROM compresslab.bench_pages('pgbench_accounts',
+         ARRAY['memcpy','pglz','pglz_fast','server_pglz','lz4','server_lz4','zstd:-5','zstd:1','zstd:3','server_zstd:3','zstd:9','zstd:19'],
+         ARRAY[0], sample_pages => 512, seed => 1);
+\pset format unaligned
+\pset tuples_only on
+SELECT compresslab.markdown(jsonb_agg(r ORDER BY compress_mbps DESC)) FROM page_rows r;
+\qecho
+\qecho '## The lab: a WAL segment of pgbench -i, in 2 KB and 8 KB slices (test_pglz style)'
+\qecho
+SELECT compresslab.markdown(jsonb_agg(r ORDER BY slice_size, compress_mbps DESC))
+  FROM compresslab.bench_file(:'wal_segment', ARRAY['pglz','server_pglz','lz4','server_lz4','zstd:1','server_zstd:1','memcpy'], ARRAY[2048, 8192]) r;
+\qecho
+\qecho '## The lab: synthetic payloads (1 MB each), 8 KB slices'
+\qecho
+SELECT compresslab.markdown(jsonb_agg(r ORDER BY source, compress_mbps DESC))
+  FROM unnest(ARRAY['text','pgbench','random','zeros']) k,
+       compresslab.bench_synthetic(k, 1048576, 1, ARRAY['pglz','server_pglz','lz4','zstd:1','zstd:9'], ARRAY[8192]) r;
+\pset tuples_only off
+\pset format aligned
+
+\qecho
+\qecho '## wal_compression: estimate for pgbench_accounts, and validation against the server'
+\qecho
+\qecho 'Estimated full-page-image bytes if every page of pgbench_accounts were written once after a checkpoint:'
+\qecho
+\qecho '```'
+SELECT wal_compression, images, compressed_images, pg_size_pretty(fpi_bytes) AS fpi_bytes, round(ratio::numeric, 3) AS ratio,
+       round(cpu_ns_per_image::numeric) AS cpu_ns_per_image
+  FROM compresslab.estimate_wal_compression('pgbench_accounts');
+\qecho '```'
+\qecho
+\qecho 'Validation: a copy of 100,000 accounts rows is rebuilt under each setting, a checkpoint taken, and one row per page updated (each page modified once). Measured = sum of pg_walinspect fpi_length for the table; predicted = estimate_wal_compression on the same pages.'
+\qecho
+CREATE EXTENSION IF NOT EXISTS pg_walinspect;
+CREATE TEMP TABLE fpi_validation (wal_compression text, images bigint, measured_bytes bigint, predicted_images bigint, predicted_bytes bigint);
+\set setting off
+\ir report_fpi_round.sql
+\set setting pglz
+\ir report_fpi_round.sql
+\set setting lz4
+\ir report_fpi_round.sql
+\set setting zstd
+\ir report_fpi_round.sql
+\qecho '```'
+SELECT wal_compression, images AS measured_images, predicted_images, measured_bytes, predicted_bytes,
+       round(100.0 * (predicted_bytes - measured_bytes) / measured_bytes, 3) AS error_percent
+  FROM fpi_validation;
+\qecho '```'
+
+\qecho
+\qecho '## TOAST: pglz vs lz4 on JSON documents built from pgbench_accounts, validated with pg_column_size'
+\qecho
+CREATE TABLE docs AS
+SELECT aid / 40 AS id, jsonb_agg(jsonb_build_object('aid', aid, 'bid', bid, 'abalance', abalance, 'filler', filler))::text AS body
+  FROM pgbench_accounts WHERE aid <= 40000 GROUP BY aid / 40;
+ANALYZE docs;
+CREATE TABLE docs_pglz (id int, body text COMPRESSION pglz);
+CREATE TABLE docs_lz4 (id int, body text COMPRESSION lz4);
+INSERT INTO docs_pglz SELECT id, body || '' FROM docs;
+INSERT INTO docs_lz4 SELECT id, body || '' FROM docs;
+\qecho '```'
+SELECT e.method, e.values, e.compressed_values, e.raw_bytes, e.stored_bytes AS predicted_bytes, m.bytes AS measured_bytes,
+       round(100.0 * (e.stored_bytes - m.bytes) / m.bytes, 3) AS error_percent, round(e.ratio::numeric, 3) AS ratio,
+       round(e.compress_mbps::numeric, 1) AS compress_mbps, round(e.decompress_mbps::numeric, 1) AS decompress_mbps
+  FROM compresslab.estimate_toast_compression('docs', 'body') e
+  JOIN (SELECT 'pglz' AS method, sum(pg_column_size(body)) AS bytes FROM docs_pglz
+        UNION ALL SELECT 'lz4', sum(pg_column_size(body)) FROM docs_lz4) m USING (method);
+\qecho '```'
+
+\qecho
+\qecho '## Rust against PostgreSQL''s own C code, same process, same slices'
+\qecho
+\qecho 'Throughput ratios (median MB/s of ours / median MB/s of the server''s C routine): pglz compression and decompression on page images, 2 KB slices of WAL and text; CRC-32C on 8 KB. Goals: pglz compression >= 2x with size within 1%, decompression >= 1.3x, CRC-32C >= 1.5x.'
+\qecho
+CREATE TEMP TABLE catalog_text AS
+SELECT convert_to(string_agg(description, ' ' ORDER BY objoid, classoid, objsubid), 'UTF8') AS data FROM pg_description;
+CREATE TEMP TABLE vs_c AS
+SELECT 'page images (hole removed)' AS payload, * FROM compresslab.bench_pages('pgbench_accounts', ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[0], 11, sample_pages => 1024, seed => 2)
+UNION ALL
+SELECT 'WAL, 2 KB slices', * FROM compresslab.bench_file(:'wal_segment', ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[2048], 11)
+UNION ALL
+SELECT 'catalog text, ' || s || '-byte slices', b.* FROM catalog_text, unnest(ARRAY[2048, 8192]) s,
+       compresslab.bench(data, ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[s], 11) b;
+\qecho '```'
+SELECT o.payload, o.method AS ours,
+       round((o.compress_mbps / c.compress_mbps)::numeric, 2) AS compress_x,
+       round((o.decompress_mbps / c.decompress_mbps)::numeric, 2) AS decompress_x,
+       round(100.0 * (o.output_bytes - c.output_bytes) / c.output_bytes, 3) AS size_diff_percent,
+       round(c.compress_mbps::numeric, 1) AS c_compress_mbps, round(o.compress_mbps::numeric, 1) AS compress_mbps,
+       round(c.decompress_mbps::numeric, 1) AS c_decompress_mbps, round(o.decompress_mbps::numeric, 1) AS decompress_mbps
+  FROM vs_c o JOIN vs_c c ON c.payload = o.payload AND c.method = 'server_pglz'
+ WHERE o.method <> 'server_pglz'
+ ORDER BY o.payload, o.method;
+SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x, round(o.mbps::numeric, 1) AS crc32c_mbps,
+       round(c.mbps::numeric, 1) AS server_crc32c_mbps
+  FROM compresslab.bench_crc(slice_sizes => ARRAY[8192], iterations => 21) o
+  JOIN compresslab.bench_crc(slice_sizes => ARRAY[8192], iterations => 21) c ON c.implementation = 'server_crc32c'
+ WHERE o.implementation = 'crc32c';
+\qecho '```'
+
+\qecho
+\qecho '## Checksums by WAL record size (16 B to 8 KB)'
+\qecho
+\qecho '```'
+SELECT slice_size, implementation, round(mbps::numeric, 1) AS mbps, round(ns_per_byte::numeric, 4) AS ns_per_byte
+  FROM compresslab.bench_crc(slice_sizes => ARRAY[16, 64, 256, 1024, 8192])
+ ORDER BY slice_size, mbps DESC;
+\qecho '```'
+\o
+\o results/chart.svg
+\pset format unaligned
+\pset tuples_only on
+SELECT compresslab.svg_chart(jsonb_agg(r), 'pgbench_accounts page images: compression ratio vs speed') FROM page_rows r;
+\o
