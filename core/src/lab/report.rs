@@ -165,9 +165,14 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
     methods.dedup();
     methods.sort();
     methods.dedup();
-    for r in &points {
+    let mut by_speed = points.clone();
+    by_speed.sort_by(|a, b| a.compress_mbps.total_cmp(&b.compress_mbps));
+    for (i, r) in by_speed.iter().enumerate() {
         let colour = PALETTE[methods.iter().position(|m| *m == r.method).unwrap() % PALETTE.len()];
         let (px, py) = (x(r.compress_mbps), y(r.ratio));
+        // Neighbours in speed alternate their labels above and below, so that close points
+        // (a codec and its C twin) stay readable.
+        let label_dy = if i % 2 == 0 { -7.0 } else { 15.0 };
         svg.push_str(&format!(
             "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\" fill=\"{colour}\"><title>{} {} ({}): {:.1} MB/s, ratio {:.3}</title></circle>\
              <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>\n",
@@ -177,7 +182,7 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
             r.compress_mbps,
             r.ratio,
             px + 7.0,
-            py - 4.0,
+            py + label_dy,
             escape(&method_label(r))
         ));
     }
