@@ -15,6 +15,7 @@ mod lab;
 mod report;
 mod scenarios;
 mod server_c;
+mod spill;
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

@@ -165,7 +165,12 @@ trait SpillDecoder {
 /// Unknown strategy names are [`CodecError::InvalidParameter`]; so is a `zstd_level` out of
 /// the library's range. A record that does not read back identically is
 /// [`CodecError::Corrupt`].
-pub fn simulate(records: &[Vec<u8>], strategies: &[&str], zstd_level: i32, tick: &mut dyn FnMut()) -> Result<Vec<SpillRow>> {
+pub fn simulate(
+    records: &[Vec<u8>],
+    strategies: &[&str],
+    zstd_level: i32,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<SpillRow>> {
     for s in strategies {
         if !STRATEGIES.contains(s) {
             return Err(CodecError::invalid(format!(
@@ -458,9 +463,12 @@ fn read_u32(buf: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(buf[at..at + 4].try_into().unwrap())
 }
 
+/// LZ4's hash of the 5 bytes at `at` (`LZ4_hash5`, what 64-bit builds use for `byU32`
+/// tables); needs 8 readable bytes.
 #[inline(always)]
-fn lz4_hash(seq: u32) -> usize {
-    (seq.wrapping_mul(2_654_435_761) >> (32 - LZ4_HASH_LOG)) as usize
+fn lz4_hash(buf: &[u8], at: usize) -> usize {
+    let seq = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap());
+    ((seq << 24).wrapping_mul(889_523_592_379) >> (64 - LZ4_HASH_LOG)) as usize
 }
 
 /// Append an LZ4 length continuation (the part beyond the 4-bit token field).
@@ -537,7 +545,7 @@ impl Lz4StreamEncoder {
         let mut misses = 0usize;
         while ip <= last_match_start {
             let seq = read_u32(buf, ip);
-            let h = lz4_hash(seq);
+            let h = lz4_hash(buf, ip);
             let cand = table[h];
             table[h] = ip as u32;
             let usable = cand != EMPTY && {
@@ -567,7 +575,7 @@ impl Lz4StreamEncoder {
             ip = m;
             anchor = ip;
             if ip >= 2 && ip - 2 <= last_match_start {
-                table[lz4_hash(read_u32(buf, ip - 2))] = (ip - 2) as u32;
+                table[lz4_hash(buf, ip - 2)] = (ip - 2) as u32;
             }
         }
         put_last_literals(out, &buf[anchor..end]);
@@ -588,8 +596,8 @@ impl SpillEncoder for Lz4StreamEncoder {
             // last window so that later records can still refer to it.
             let n = lz4::block::compress_into(record, &mut self.scratch);
             let buf = &self.history.buf;
-            for p in end - LZ4_STREAM_WINDOW..end - 3 {
-                self.table[lz4_hash(read_u32(buf, p))] = p as u32;
+            for p in end - LZ4_STREAM_WINDOW..end - 7 {
+                self.table[lz4_hash(buf, p)] = p as u32;
             }
             if n < record.len() {
                 out.extend_from_slice(&self.scratch[..n]);
@@ -624,7 +632,10 @@ impl SpillDecoder for Lz4StreamDecoder {
                 let n = lz4_flex::block::decompress_into_with_dict(payload, dst, self.history.dict())
                     .map_err(|e| CodecError::corrupt(format!("lz4 stream block is corrupt: {e}")))?;
                 if n != dst.len() {
-                    return Err(CodecError::corrupt(format!("lz4 stream block decoded to {n} bytes, expected {}", dst.len())));
+                    return Err(CodecError::corrupt(format!(
+                        "lz4 stream block decoded to {n} bytes, expected {}",
+                        dst.len()
+                    )));
                 }
             }
             other => return Err(unexpected(other, "lz4_stream")),
@@ -689,7 +700,8 @@ struct ZstdStreamDecoder {
 
 impl ZstdStreamDecoder {
     fn new() -> Result<Self> {
-        let decoder = ZstdDecoder::new().map_err(|e| CodecError::invalid(format!("zstd: cannot create a decoder: {e}")))?;
+        let decoder =
+            ZstdDecoder::new().map_err(|e| CodecError::invalid(format!("zstd: cannot create a decoder: {e}")))?;
         Ok(ZstdStreamDecoder { decoder, buf: Vec::new() })
     }
 }
@@ -710,7 +722,9 @@ impl SpillDecoder for ZstdStreamDecoder {
                 .run(&mut input, &mut output)
                 .map_err(|e| CodecError::corrupt(format!("zstd stream is corrupt: {e}")))?;
             if output.pos() > want {
-                return Err(CodecError::corrupt(format!("zstd stream piece decodes to more than the record's {want} bytes")));
+                return Err(CodecError::corrupt(format!(
+                    "zstd stream piece decodes to more than the record's {want} bytes"
+                )));
             }
             if (input.pos(), output.pos()) == before {
                 break;
@@ -831,26 +845,49 @@ mod tests {
         assert!(rows.iter().all(|r| r.seconds >= 0.0 && r.cpu_seconds >= 0.0));
     }
 
-    /// Tomas's test-columns, compressible: 100 float8 columns as text, few distinct values.
+    /// Tomas's test-columns, compressible (the thread measured pglz at 3-13% and lz4 at 1-7%
+    /// of the raw spill): an id and 99 float8 columns as text with eight distinct values; each
+    /// row mostly repeats one value, with ten columns drawn afresh.
     #[test]
     fn compressible_rows_shrink_everywhere_streams_most() {
         let mut rng = Rng(0x1234_5678_9abc_def1);
-        const VALUES: [&str; 6] = ["0", "1", "0.5", "100", "3.25", "-1"];
+        // float8 text as random() renders it: eight distinct values.
+        const VALUES: [&str; 8] = [
+            "0.8414709848078965",
+            "0.5403023058681398",
+            "0.9092974268256817",
+            "0.1411200080598672",
+            "0.7568024953079282",
+            "0.2794154981989259",
+            "0.6569865987187891",
+            "0.9893582466233818",
+        ];
+        let pick = |rng: &mut Rng| VALUES[(rng.next() % VALUES.len() as u64) as usize];
         let records: Vec<Vec<u8>> = (0..20_000)
-            .map(|_| {
-                let cols: Vec<&str> = (0..100).map(|_| VALUES[(rng.next() % VALUES.len() as u64) as usize]).collect();
-                format!("({})", cols.join(",")).into_bytes()
+            .map(|i| {
+                let mut cols = vec![pick(&mut rng); 99];
+                for _ in 0..10 {
+                    let j = (rng.next() % 99) as usize;
+                    cols[j] = pick(&mut rng);
+                }
+                format!("({i},{})", cols.join(",")).into_bytes()
             })
             .collect();
         let rows = run(&records);
         let raw = row(&rows, "raw").raw_bytes as f64;
         let (pglz, lz4) = (row(&rows, "pglz").stored_bytes, row(&rows, "lz4").stored_bytes);
         let (lz4s, zs) = (row(&rows, "lz4_stream").stored_bytes, row(&rows, "zstd_stream").stored_bytes);
-        assert!((pglz as f64) < 0.75 * raw && (lz4 as f64) < 0.75 * raw, "pglz {pglz} lz4 {lz4} raw {raw}");
+        assert!((pglz as f64) < 0.15 * raw && (lz4 as f64) < 0.15 * raw, "pglz {pglz} lz4 {lz4} raw {raw}");
         assert_eq!(row(&rows, "pglz").raw_records, 0);
-        assert!(lz4s < lz4 && lz4s < pglz, "lz4_stream {lz4s}");
-        assert!(zs < lz4s, "zstd_stream {zs}");
-        assert!((zs as f64) < 0.5 * raw);
+        assert_eq!(row(&rows, "lz4").raw_records, 0);
+        // The streams also see the previous rows: at least a quarter less than the best
+        // per-record codec.
+        let per_record = pglz.min(lz4) as f64;
+        assert!(
+            (lz4s as f64) < 0.75 * per_record && (zs as f64) < 0.75 * per_record,
+            "lz4_stream {lz4s} zstd_stream {zs}"
+        );
+        assert!((lz4s as f64) < 0.1 * raw && (zs as f64) < 0.1 * raw);
     }
 
     /// Tomas's "random values, repeated rows": each row's values are random, but rows repeat,
@@ -860,8 +897,7 @@ mod tests {
         let mut rng = Rng(42);
         let distinct: Vec<Vec<u8>> = (0..200).map(|_| rng.printable(800)).collect();
         // Four groups of 50 rows (40 KB); each group cycles 100 times before the next.
-        let records: Vec<Vec<u8>> =
-            (0..20_000).map(|k| distinct[(k / 5000) * 50 + k % 50].clone()).collect();
+        let records: Vec<Vec<u8>> = (0..20_000).map(|k| distinct[(k / 5000) * 50 + k % 50].clone()).collect();
         let n = records.len();
         let rows = run(&records);
         let raw = row(&rows, "raw").raw_bytes;
@@ -903,7 +939,8 @@ mod tests {
         let mut rng = Rng(99);
         let random = rng.printable(2000);
         let big: Vec<u8> = b"a large change ".iter().cycle().take(200_000).copied().collect();
-        let mut records = vec![random.clone(), random.clone(), Vec::new(), b"x".to_vec(), big.clone(), big[..1000].to_vec()];
+        let mut records =
+            vec![random.clone(), random.clone(), Vec::new(), b"x".to_vec(), big.clone(), big[..1000].to_vec()];
         records.extend((0..3000).map(|i| rng.printable(100 + i % 900)));
         records.push(random.clone());
         let (mut enc, mut dec) = codec_pair("lz4_stream", 1).unwrap();
@@ -975,7 +1012,10 @@ mod tests {
     fn unknown_strategy_and_bad_level_are_invalid() {
         let records = hello_records(10);
         let err = simulate(&records, &["lz4", "snappy"], 1, &mut || ()).unwrap_err();
-        assert!(matches!(&err, CodecError::InvalidParameter(m) if m.contains("snappy") && m.contains("lz4_stream")), "{err:?}");
+        assert!(
+            matches!(&err, CodecError::InvalidParameter(m) if m.contains("snappy") && m.contains("lz4_stream")),
+            "{err:?}"
+        );
         let err = simulate(&records, &["zstd_stream"], 1000, &mut || ()).unwrap_err();
         assert!(matches!(err, CodecError::InvalidParameter(_)), "{err:?}");
     }
