@@ -50,6 +50,18 @@ SELECT source, method, level, slice_size, slices, raw_slices, input_bytes, outpu
 -- a server file: the current WAL segment, sliced into 2 KB pieces
 SELECT source = 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()) AS is_wal, method, slice_size, slices, input_bytes
   FROM compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), ARRAY['lz4'], ARRAY[2048], 1, length => 1048576);
+-- every method on every payload source
+CREATE TEMP TABLE every_method AS
+SELECT ARRAY['memcpy','pglz','pglz_fast','pglz_always','server_pglz','server_pglz_always','lz4','lz4_frame','server_lz4',
+             'zstd:-5','zstd:3','zstd:19','server_zstd:3'] AS methods;
+SELECT CASE WHEN source LIKE 'pg_wal/%' THEN 'WAL segment' ELSE source END AS source,
+       count(DISTINCT (method, level)) AS methods, bool_and(slices > 0) AS all_measured
+  FROM (SELECT b.* FROM every_method, compresslab.bench(convert_to(repeat('every method ', 3000), 'UTF8'), methods, ARRAY[0], 1) b
+        UNION ALL SELECT b.* FROM every_method, compresslab.bench_pages('accounts', methods, ARRAY[0], 1, sample_pages => 4) b
+        UNION ALL SELECT b.* FROM every_method, compresslab.bench_column('docs', 'body', methods, ARRAY[0], 1, sample_values => 20) b
+        UNION ALL SELECT b.* FROM every_method, compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), methods, ARRAY[0], 1, length => 65536) b
+        UNION ALL SELECT b.* FROM every_method, compresslab.bench_synthetic('pgbench', 30000, 1, methods, ARRAY[0], 1) b) r
+ GROUP BY 1 ORDER BY 1;
 -- checksums: every implementation, same values per family (checked inside), by slice size
 SELECT implementation, family, slice_size, slices, input_bytes, mbps > 0 AS timed
   FROM compresslab.bench_crc(slice_sizes => ARRAY[16, 8192], iterations => 2) ORDER BY slice_size, implementation;

@@ -24,9 +24,38 @@
 pub mod slicing8;
 
 /// CRC-32C of `data`, continuing from `previous` (the finished CRC-32C of earlier bytes, or 0).
+///
+/// Short inputs (most WAL records) go through a plain loop over the SSE4.2 `crc32` instruction,
+/// which has no set-up cost; longer ones through the `crc32c` crate, which runs three
+/// independent instruction streams and combines them, about twice the speed of one stream.
 #[inline]
 pub fn crc32c(previous: u32, data: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if data.len() < SHORT_INPUT && std::arch::is_x86_feature_detected!("sse4.2") {
+        // SAFETY: the CPU supports SSE4.2, checked just above.
+        return unsafe { !crc32c_sse42_short(!previous, data) };
+    }
     crc32c::crc32c_append(previous, data)
+}
+
+/// Below this many bytes the single-stream loop beats the crate's set-up.
+#[cfg(target_arch = "x86_64")]
+const SHORT_INPUT: usize = 256;
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+unsafe fn crc32c_sse42_short(register: u32, data: &[u8]) -> u32 {
+    use std::arch::x86_64::{_mm_crc32_u64, _mm_crc32_u8};
+    let mut crc = register as u64;
+    let mut words = data.chunks_exact(8);
+    for word in &mut words {
+        crc = _mm_crc32_u64(crc, u64::from_le_bytes(word.try_into().unwrap()));
+    }
+    let mut crc = crc as u32;
+    for &byte in words.remainder() {
+        crc = _mm_crc32_u8(crc, byte);
+    }
+    crc
 }
 
 /// Standard (zlib) CRC-32 of `data`, continuing from `previous`.
