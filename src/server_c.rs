@@ -136,21 +136,17 @@ pub const SERVER_METHODS: &[&str] = &["server_pglz", "server_pglz_always", "serv
 
 /// Build a server codec for `spec`, or `Ok(None)` when it names none.
 pub fn server_codec(spec: &CodecSpec, default_zstd_level: i32) -> CoreResult<Option<Box<dyn Codec>>> {
-    let no_level = || match spec.level {
-        None => Ok(()),
-        Some(l) => Err(CodecError::invalid(format!("method {} has no levels, but level {l} was given", spec.name))),
-    };
     Ok(Some(match spec.name.as_str() {
         "server_pglz" => {
-            no_level()?;
+            spec.no_level()?;
             Box::new(ServerPglz { strategy: Strategy::DEFAULT, name: "server_pglz", padded: Vec::new() })
         }
         "server_pglz_always" => {
-            no_level()?;
+            spec.no_level()?;
             Box::new(ServerPglz { strategy: Strategy::ALWAYS, name: "server_pglz_always", padded: Vec::new() })
         }
         "server_lz4" => {
-            no_level()?;
+            spec.no_level()?;
             Box::new(ServerLz4::load()?)
         }
         "server_zstd" => {

@@ -42,7 +42,8 @@ impl CodecSpec {
         Ok(CodecSpec { name: name.to_ascii_lowercase(), level })
     }
 
-    fn no_level(&self) -> Result<()> {
+    /// Refuse a level for a method that has none.
+    pub fn no_level(&self) -> Result<()> {
         match self.level {
             None => Ok(()),
             Some(l) => Err(CodecError::invalid(format!("method {} has no levels, but level {l} was given", self.name))),

@@ -87,6 +87,10 @@ struct Tables<T: Slot> {
     /// Only read for positions inside the live window, which were all written
     /// during the current call, so stale values are never seen.
     chain: [T; HISTORY_SIZE],
+    /// For [`compress_fast`]: the decaying "good" length after each candidate
+    /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
+    good_after: [i32; FAST_MAX_CHAIN],
+    good_key: (i32, i32),
 }
 
 /// Scratch tables, kept per thread so repeated calls pay neither allocation nor
@@ -102,10 +106,14 @@ impl Workspace {
             small: Tables {
                 head: [u16::EMPTY; MAX_HASH_SIZE],
                 chain: [u16::EMPTY; HISTORY_SIZE],
+                good_after: [0; FAST_MAX_CHAIN],
+                good_key: (0, 0),
             },
             large: Tables {
                 head: [u32::EMPTY; MAX_HASH_SIZE],
                 chain: [u32::EMPTY; HISTORY_SIZE],
+                good_after: [0; FAST_MAX_CHAIN],
+                good_key: (0, 0),
             },
         })
     }
@@ -183,8 +191,12 @@ fn compress_sized<const FAST: bool>(
     match (FAST, src.len() <= SMALL_INPUT) {
         (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small),
         (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large),
-        (true, true) => compress_fast_core::<u16>(src, dst, params, &mut ws.small),
-        (true, false) => compress_fast_core::<u32>(src, dst, params, &mut ws.large),
+        (true, true) => match src.len() {
+            0..=511 => compress_fast_core::<u16, 10>(src, dst, params, &mut ws.small),
+            512..=1023 => compress_fast_core::<u16, 12>(src, dst, params, &mut ws.small),
+            _ => compress_fast_core::<u16, 13>(src, dst, params, &mut ws.small),
+        },
+        (true, false) => compress_fast_core::<u32, 13>(src, dst, params, &mut ws.large),
     }
 }
 
@@ -475,16 +487,19 @@ fn compress_core<T: Slot>(
 // ---------------------------------------------------------------------------
 
 /// Most history candidates [`compress_fast`] examines per position.
-const FAST_MAX_CHAIN: u32 = 1000;
+const FAST_MAX_CHAIN: usize = 96;
 /// Matches longer than this enter only their first and last
 /// [`FAST_INSERT_EDGE`] positions into [`compress_fast`]'s history.
 const FAST_INSERT_ALL: usize = 32;
 const FAST_INSERT_EDGE: usize = 8;
+const FAST_INSERT_REACH: usize = 6;
+const FAST_REACH_HEAD: usize = 2;
+const FAST_REACH_TAIL: usize = 2;
 
-/// Bucket of the four bytes `w` in a table of `1 << bits` entries.
+/// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
 #[inline(always)]
-fn hash_mul(w: u32, bits: u32) -> usize {
-    (w.wrapping_mul(0x9E37_79B1) >> (32 - bits)) as usize
+fn hash_mul<const BITS: u32>(w: u32) -> usize {
+    (w.wrapping_mul(0x9E37_79B1) >> (32 - BITS)) as usize
 }
 
 #[inline(always)]
@@ -494,18 +509,40 @@ fn load_u32(src: &[u8], at: usize) -> u32 {
 
 /// The compressor behind [`compress_fast`]: same output format, item order,
 /// size checks and accept/refuse rules as [`compress_core`], with a cheaper
-/// match finder (see the module documentation of `pglz`).
-fn compress_fast_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Tables<T>) -> Option<usize> {
+/// match finder over a table of `1 << BITS` buckets (see the module
+/// documentation of `pglz`).
+fn compress_fast_core<T: Slot, const BITS: u32>(
+    src: &[u8],
+    out: &mut [u8],
+    p: &Params,
+    ws: &mut Tables<T>,
+) -> Option<usize> {
     let slen = src.len();
-    // Table size: about twice the input, 512..=8192 entries.
-    let bits = (usize::BITS - slen.max(1).leading_zeros() + 1).clamp(9, 13);
-    ws.head[..1 << bits].fill(T::EMPTY);
+    let out = &mut out[..max_output(slen)];
+    ws.head[..1 << BITS].fill(T::EMPTY);
+
+    // The decaying "good" length after each candidate, computed once.
+    // The "good" length after each candidate, kept from the previous call with
+    // the same strategy (good_match >= 17, so (0, 0) never matches). After the
+    // last allowed candidate the walk stops whatever the length.
+    if ws.good_key != (p.good_match, p.good_drop) {
+        let mut good = p.good_match;
+        for g in ws.good_after.iter_mut() {
+            *g = good;
+            good -= good * p.good_drop / 100;
+        }
+        ws.good_after[FAST_MAX_CHAIN - 1] = i32::MIN;
+        ws.good_key = (p.good_match, p.good_drop);
+    }
+    let good_after = ws.good_after;
 
     // Refuse once the output holds `limit` bytes: result_max, or before the
-    // first match also first_success_by.
+    // first match also first_success_by. result_max <= slen (the rate is
+    // clamped to 0..=99), so at the start of an item bp < slen and the item's
+    // at most four bytes (control byte, three-byte tag) end before slen + 4.
     let fsb = p.first_success_by.max(0) as u64;
-    let limit_no_match = (p.result_max as u64).min(fsb) as usize;
-    let mut limit = limit_no_match;
+    let mut limit = (p.result_max as u64).min(fsb) as usize;
+    assert!(p.result_max <= slen);
 
     let mut dp = 0usize;
     let mut bp = 0usize;
@@ -515,47 +552,57 @@ fn compress_fast_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut 
     // Positions with four bytes left can be hashed; with eight, compared by word.
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
+    let s = src.as_ptr();
 
     while dp < slen {
         if bp >= limit {
             return None;
         }
         let (len, off) = if dp < word_end {
-            let cur = load_u64(src, dp);
-            let h = hash_mul(cur as u32, bits);
-            let mut cand = ws.head[h].decode();
-            ws.chain[dp % HISTORY_SIZE] = ws.head[h];
+            // SAFETY: dp + 8 <= slen.
+            let cur = unsafe { read_u64(s, dp) };
+            let h = hash_mul::<BITS>(cur as u32);
+            let prev = ws.head[h];
+            ws.chain[dp % HISTORY_SIZE] = prev;
             ws.head[h] = T::encode(dp);
-            let max_len = (slen - dp).min(MAX_MATCH);
+            // Candidates are accepted at distances 1..=reach only, so they lie in
+            // [0, dp) whatever the tables hold.
+            let reach = (MAX_DISTANCE - 1).min(dp);
+            let mut cand = prev.decode();
+            let mut off = dp.wrapping_sub(cand);
             let mut best_len = 0usize;
             let mut best_off = 0usize;
-            let mut good = p.good_match;
-            let mut depth = FAST_MAX_CHAIN;
-            loop {
-                let off = dp.wrapping_sub(cand);
-                if off >= MAX_DISTANCE {
-                    break;
+            if off.wrapping_sub(1) < reach {
+                let max_len = (slen - dp).min(MAX_MATCH);
+                let mut i = 0;
+                loop {
+                    // SAFETY: cand = dp - off with 1 <= off <= dp (checked above or
+                    // at the end of the previous iteration), so cand + 8 <= dp + 8 <= slen.
+                    let diff = unsafe { read_u64(s, cand) } ^ cur;
+                    let len = if diff != 0 {
+                        (diff.trailing_zeros() / 8) as usize
+                    } else {
+                        // SAFETY: cand < dp and dp + max_len <= slen.
+                        unsafe { match_len(s, slen, cand, dp, max_len) }
+                    };
+                    if len > best_len {
+                        best_len = len;
+                        best_off = off;
+                    }
+                    if best_len as i32 >= good_after[i] {
+                        break;
+                    }
+                    i += 1;
+                    cand = ws.chain[cand % HISTORY_SIZE].decode();
+                    off = dp.wrapping_sub(cand);
+                    if off.wrapping_sub(1) >= reach {
+                        break;
+                    }
                 }
-                let diff = load_u64(src, cand) ^ cur;
-                let len = if diff != 0 {
-                    (diff.trailing_zeros() / 8) as usize
-                } else {
-                    8 + common_prefix(src, cand + 8, dp + 8, max_len - 8)
-                };
-                if len > best_len {
-                    best_len = len;
-                    best_off = off;
-                }
-                depth -= 1;
-                if best_len as i32 >= good || depth == 0 {
-                    break;
-                }
-                good -= good * p.good_drop / 100;
-                cand = ws.chain[cand % HISTORY_SIZE].decode();
             }
             (best_len, best_off)
         } else if dp < hash_end {
-            let h = hash_mul(load_u32(src, dp), bits);
+            let h = hash_mul::<BITS>(load_u32(src, dp));
             let found = find_match(src, dp, h, ws, p.good_match, p.good_drop);
             ws.chain[dp % HISTORY_SIZE] = ws.head[h];
             ws.head[h] = T::encode(dp);
@@ -564,8 +611,10 @@ fn compress_fast_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut 
             (0, 0)
         };
 
+        // SAFETY (all `out` accesses of this item): ctrl_pos < bp < slen here
+        // and at most bp + 3 < slen + 4 = out.len() is written (see `limit`).
         if ctrl_bit == 0 {
-            out[ctrl_pos] = ctrl_byte;
+            unsafe { *out.get_unchecked_mut(ctrl_pos) = ctrl_byte };
             ctrl_pos = bp;
             bp += 1;
             ctrl_byte = 0;
@@ -576,33 +625,43 @@ fn compress_fast_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut 
             ctrl_byte |= ctrl_bit;
             let hi = ((off & 0xf00) >> 4) as u8;
             if len > 17 {
-                out[bp] = hi | 0x0f;
-                out[bp + 1] = off as u8;
-                out[bp + 2] = (len - 18) as u8;
+                unsafe {
+                    *out.get_unchecked_mut(bp) = hi | 0x0f;
+                    *out.get_unchecked_mut(bp + 1) = off as u8;
+                    *out.get_unchecked_mut(bp + 2) = (len - 18) as u8;
+                }
                 bp += 3;
             } else {
-                out[bp] = hi | (len - 3) as u8;
-                out[bp + 1] = off as u8;
+                unsafe {
+                    *out.get_unchecked_mut(bp) = hi | (len - 3) as u8;
+                    *out.get_unchecked_mut(bp + 1) = off as u8;
+                }
                 bp += 2;
             }
             let stop = dp + len;
             let ins_end = stop.min(hash_end);
-            if len <= FAST_INSERT_ALL {
-                for q in dp + 1..ins_end {
-                    insert_fast(src, q, bits, ws);
-                }
+            // Positions inside a match may be left out of the history when the
+            // match's source stays reachable until the end of the input: the same
+            // bytes can still be found there.
+            let source_stays = slen <= MAX_DISTANCE;
+            let (head, tail) = if source_stays && len > FAST_INSERT_REACH {
+                (FAST_REACH_HEAD, FAST_REACH_TAIL)
+            } else if len > FAST_INSERT_ALL {
+                (FAST_INSERT_EDGE, FAST_INSERT_EDGE)
             } else {
-                for q in dp + 1..(dp + FAST_INSERT_EDGE).min(ins_end) {
-                    insert_fast(src, q, bits, ws);
-                }
-                for q in stop - FAST_INSERT_EDGE..ins_end {
-                    insert_fast(src, q, bits, ws);
-                }
+                (len, 0)
+            };
+            for q in dp + 1..(dp + head).min(ins_end) {
+                insert_fast::<T, BITS>(src, q, ws);
+            }
+            for q in (stop - tail).max(dp + head)..ins_end {
+                insert_fast::<T, BITS>(src, q, ws);
             }
             dp = stop;
             limit = p.result_max;
         } else {
-            out[bp] = src[dp];
+            // SAFETY: dp < slen (loop condition); bp as above.
+            unsafe { *out.get_unchecked_mut(bp) = *src.get_unchecked(dp) };
             bp += 1;
             dp += 1;
         }
@@ -616,9 +675,54 @@ fn compress_fast_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut 
     Some(bp)
 }
 
+/// Eight bytes of `src` at `at`, little-endian.
+///
+/// # Safety
+///
+/// `src` points to at least `at + 8` readable bytes.
 #[inline(always)]
-fn insert_fast<T: Slot>(src: &[u8], q: usize, bits: u32, ws: &mut Tables<T>) {
-    let h = hash_mul(load_u32(src, q), bits);
+unsafe fn read_u64(src: *const u8, at: usize) -> u64 {
+    u64::from_le_bytes(std::ptr::read_unaligned(src.add(at) as *const [u8; 8]))
+}
+
+/// Enters position `q` (with `q + 4 <= src.len()`) into the history.
+#[inline(always)]
+fn insert_fast<T: Slot, const BITS: u32>(src: &[u8], q: usize, ws: &mut Tables<T>) {
+    debug_assert!(q + 4 <= src.len());
+    // SAFETY: callers pass q < slen - 3.
+    let w = unsafe { u32::from_le_bytes(std::ptr::read_unaligned(src.as_ptr().add(q) as *const [u8; 4])) };
+    let h = hash_mul::<BITS>(w);
     ws.chain[q % HISTORY_SIZE] = ws.head[h];
     ws.head[h] = T::encode(q);
+}
+
+/// Length of the common prefix of the bytes at `a` and `b`, at most `limit`,
+/// knowing that the first eight are equal.
+///
+/// # Safety
+///
+/// `src` points to `slen` readable bytes, `a < b`, `b + limit <= slen` and
+/// `limit >= 8`.
+#[inline(always)]
+unsafe fn match_len(src: *const u8, slen: usize, a: usize, b: usize, limit: usize) -> usize {
+    let mut n = 8;
+    // Every read covers [x + n, x + n + 8) with x in {a, b} and n + 8 <= limit,
+    // inside [0, b + limit) ⊂ [0, slen).
+    while n + 8 <= limit {
+        let diff = read_u64(src, a + n) ^ read_u64(src, b + n);
+        if diff != 0 {
+            return n + (diff.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    if n < limit && b + n + 8 <= slen {
+        // Fewer than eight bytes to go before the limit but eight readable:
+        // compare a whole word and cap the result.
+        let diff = read_u64(src, a + n) ^ read_u64(src, b + n);
+        return (n + (diff.trailing_zeros() / 8) as usize).min(limit);
+    }
+    while n < limit && *src.add(a + n) == *src.add(b + n) {
+        n += 1;
+    }
+    n
 }

@@ -140,9 +140,10 @@ fn copy_match(out: &mut [u8], dp: usize, off: usize, len: usize) {
     out.copy_within(dp - off..dp - off + len, dp);
 }
 
-/// Output room the fast loop of [`decode`] keeps in reserve: the longest match
-/// (273 bytes) plus the 15 bytes a 16-byte chunk copy may write beyond it.
-const FAST_ROOM: usize = 273 + 16;
+/// Output room the fast loop of [`decode`] keeps: a match is copied in chunks
+/// of up to 32 bytes that may write up to 31 bytes past its end, so it takes
+/// the fast copy only with `len + FAST_SLACK` bytes of room left.
+const FAST_SLACK: usize = 32;
 /// Input the fast loop keeps in reserve: a run of literals is copied with one
 /// 8-byte load, and a tag needs at most three bytes.
 const FAST_INPUT: usize = 8;
@@ -155,12 +156,14 @@ const FAST_INPUT: usize = 8;
 /// holds the control bits still to use above a sentinel bit, so `ctrl == 1`
 /// means "read the next control byte".
 ///
-/// While at least [`FAST_INPUT`] input bytes and [`FAST_ROOM`] output bytes
-/// remain, no item can run out of either, so the fast loop skips the per-item
-/// checks (the offset is still validated), copies a run of literals with one
-/// 8-byte copy and copies matches in 8- or 16-byte chunks that may write a few
-/// bytes past the match (inside the reserve, rewritten by later items or past
-/// the produced length). The remaining items go through the checked loop.
+/// While at least [`FAST_INPUT`] input bytes and [`FAST_SLACK`] output bytes
+/// remain, no item can run out of input and a run of literals cannot run out of
+/// output, so the fast loop skips those checks (offsets are still validated),
+/// copies a run of literals with one 8-byte copy, and copies a match that has
+/// `FAST_SLACK` bytes of room beyond it in 8-, 16- or 32-byte chunks that may
+/// write a few bytes past its end (rewritten by later items or past the
+/// produced length). The first match closer to the end, and everything after
+/// it, goes through the checked loop.
 fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
@@ -168,13 +171,13 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let mut dp = 0usize;
     let mut ctrl: u32 = 1;
 
-    if slen >= FAST_INPUT && raw >= FAST_ROOM {
+    if slen >= FAST_INPUT && raw >= FAST_SLACK {
         let sp_end = slen - FAST_INPUT;
-        let dp_end = raw - FAST_ROOM;
+        let dp_end = raw - FAST_SLACK;
         let src_ptr = src.as_ptr();
         let out_ptr = out.as_mut_ptr();
         while sp <= sp_end && dp <= dp_end {
-            // Here sp + 8 <= slen and dp + 289 <= raw.
+            // Here sp + 8 <= slen and dp + 32 <= raw.
             if ctrl == 1 {
                 // SAFETY: sp < slen.
                 ctrl = u32::from(unsafe { *src_ptr.add(sp) }) | 0x100;
@@ -204,7 +207,13 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
                 if off == 0 || off > dp {
                     return Err(bad_offset(off, tag_at, dp));
                 }
-                // SAFETY: 1 <= off <= dp, len <= 273 and dp + 289 <= raw = out.len().
+                if len + FAST_SLACK > raw - dp {
+                    // Too close to the end for chunked copies: leave this tag
+                    // (its control bit still unused) to the checked loop.
+                    sp = tag_at;
+                    break;
+                }
+                // SAFETY: 1 <= off <= dp and dp + len + 32 <= raw = out.len().
                 unsafe { copy_match_fast(out_ptr, dp, off, len) };
                 dp += len;
                 ctrl >>= 1;
@@ -272,22 +281,33 @@ fn bad_offset(off: usize, tag_at: usize, dp: usize) -> CodecError {
 const PATTERN_STEP: [usize; 8] = [0, 8, 8, 6, 8, 5, 6, 7];
 
 /// The fast loop's match copy: the result of a forward byte-by-byte copy of
-/// `len` bytes from `off` bytes before `dp`, written in 16-, 8-byte or pattern
-/// chunks that may store up to 15 bytes past `dp + len`.
+/// `len` bytes from `off` bytes before `dp`, written in 32-, 16-, 8-byte or
+/// pattern chunks that may store up to 31 bytes past `dp + len`.
 ///
 /// # Safety
 ///
 /// `out` points to a buffer of `raw` initialised bytes with `1 <= off <= dp`,
-/// `len <= 273` and `dp + 289 <= raw`.
+/// `len >= 1` and `dp + len + 32 <= raw`.
 #[inline(always)]
 unsafe fn copy_match_fast(out: *mut u8, dp: usize, off: usize, len: usize) {
-    // Every load below reads bytes in [dp - off, dp + len + 15) and every store
-    // writes bytes in [dp, dp + len + 15); both lie in [0, dp + 288) ⊂ [0, raw).
+    // Every load below reads bytes in [dp - off, dp + len + 31) and every store
+    // writes bytes in [dp, dp + len + 31); both lie in [0, raw).
     let d = out.add(dp);
     let s = d.sub(off);
-    if off >= 16 {
-        // Chunk i reads [dp + i - off, dp + i - off + 16), which ends at or before
+    if off >= 32 {
+        // Chunk i reads [dp + i - off, dp + i - off + 32), which ends at or before
         // dp + i: only bytes already final, as a forward byte copy would read.
+        let mut i = 0;
+        loop {
+            let v = ptr::read_unaligned(s.add(i) as *const [u8; 32]);
+            ptr::write_unaligned(d.add(i) as *mut [u8; 32], v);
+            i += 32;
+            if i >= len {
+                break;
+            }
+        }
+    } else if off >= 16 {
+        // The same with 16-byte chunks.
         let mut i = 0;
         loop {
             let v = ptr::read_unaligned(s.add(i) as *const [u8; 16]);
@@ -367,10 +387,10 @@ mod tests {
         for off in 1..=300usize {
             for len in (3..=273usize).filter(|l| *l < 40 || l % 7 == 0 || *l == 273) {
                 let dp = 300;
-                let mut a = vec![0xAAu8; dp + 289];
+                let mut a = vec![0xAAu8; dp + len + 32];
                 a[..dp].copy_from_slice(&seed[..dp]);
                 let mut b = a.clone();
-                // SAFETY: 1 <= off <= dp, len <= 273, dp + 289 <= a.len().
+                // SAFETY: 1 <= off <= dp, dp + len + 32 <= a.len().
                 unsafe { copy_match_fast(a.as_mut_ptr(), dp, off, len) };
                 forward_copy(&mut b, dp, off, len);
                 assert_eq!(a[..dp + len], b[..dp + len], "off {off} len {len}");
