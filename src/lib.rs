@@ -3,6 +3,9 @@
 //! This crate is the thin pgrx layer: type conversion, GUCs, errors and SQLSTATEs. The codecs
 //! and checksums themselves live in the pure-Rust `compresslab-core` crate (`core/`).
 
+// Result tables are spelled out in signatures because pgrx reads their column names there.
+#![allow(clippy::type_complexity)]
+
 use pgrx::prelude::*;
 
 ::pgrx::pg_module_magic!(name, version);

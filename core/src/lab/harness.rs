@@ -251,12 +251,15 @@ pub fn measure_codec(
     Ok(m)
 }
 
+/// A checksum function: the finished CRC of one slice.
+pub type ChecksumFn<'a> = Box<dyn Fn(&[u8]) -> u32 + 'a>;
+
 /// A checksum implementation under test: its name, the checksum family it computes (all
 /// implementations of one family must agree), and the function (finished CRC of a slice).
 pub struct Checksum<'a> {
     pub name: String,
     pub family: &'static str,
-    pub compute: Box<dyn Fn(&[u8]) -> u32 + 'a>,
+    pub compute: ChecksumFn<'a>,
 }
 
 /// One checksum result row.

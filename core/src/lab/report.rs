@@ -1,6 +1,6 @@
 //! Rendering results as markdown tables, in the spirit of lzbench's output.
 
-use super::harness::{BenchRow, ChecksumRow};
+use super::harness::BenchRow;
 
 fn slice_label(slice_size: i64) -> String {
     match slice_size {
@@ -40,27 +40,6 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             r.slices,
             r.compress_cpu_s,
             r.decompress_cpu_s,
-        ));
-    }
-    out
-}
-
-/// One markdown table of checksum rows.
-pub fn markdown_checksums(rows: &[ChecksumRow]) -> String {
-    let mut out = String::from(
-        "| source | implementation | slice | MB/s (best) | ns/byte | bytes | CPU s |\n|---|---|---|---:|---:|---:|---:|\n",
-    );
-    for r in rows {
-        out.push_str(&format!(
-            "| {} | {} | {} | {:.1} ({:.1}) | {:.3} | {} | {:.3} |\n",
-            r.source,
-            r.implementation,
-            slice_label(r.slice_size),
-            r.mbps,
-            r.mbps_best,
-            r.ns_per_byte,
-            r.input_bytes,
-            r.cpu_s
         ));
     }
     out
