@@ -12,14 +12,14 @@
 
 use std::time::Instant;
 
-use compresslab_core::pglz::{compress_into, decompress_into, max_output, Strategy};
+use compresslab_core::pglz::{compress_fast_into, compress_into, decompress_into, max_output, Strategy};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.is_empty() {
         for (name, data) in synthetic() {
             for slice in [8192, 2048] {
-                run(&name, &data, slice, 5);
+                run(&name, &data, slice, 5, false);
             }
         }
         return;
@@ -30,10 +30,11 @@ fn main() {
     let name = std::path::Path::new(&args[0])
         .file_name()
         .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
-    run(&name, &data, slice, reps);
+    let fast = args.get(3).is_some_and(|a| a == "fast");
+    run(&name, &data, slice, reps, fast);
 }
 
-fn run(name: &str, data: &[u8], slice: usize, reps: usize) {
+fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {
     let strategy = Strategy::DEFAULT;
     let slices: Vec<&[u8]> = data.chunks_exact(slice).collect();
     let total_raw = slices.len() * slice;
@@ -46,7 +47,11 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize) {
     for rep in 0..=reps {
         let t0 = Instant::now();
         for ((src, out), len) in slices.iter().zip(outs.iter_mut()).zip(lens.iter_mut()) {
-            *len = compress_into(src, out, &strategy);
+            *len = if fast {
+                compress_fast_into(src, out, &strategy)
+            } else {
+                compress_into(src, out, &strategy)
+            };
         }
         let t1 = Instant::now();
         for ((src, out), len) in slices.iter().zip(&outs).zip(&lens) {
@@ -68,8 +73,9 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize) {
     let accepted = lens.iter().filter(|l| l.is_some()).count();
     let total_c: usize = lens.iter().map(|l| l.unwrap_or(slice)).sum();
     println!(
-        "Rust {name:<12} slice {slice:>5}: {:>5} slices, {accepted} accepted, size {total_raw} -> {total_c} \
+        "Rust{} {name:<12} slice {slice:>5}: {:>5} slices, {accepted} accepted, size {total_raw} -> {total_c} \
          ({:.2}%); compress {:.1} MB/s; decompress {:.1} MB/s",
+        if fast { " (fast)" } else { "" },
         slices.len(),
         100.0 * total_c as f64 / total_raw as f64,
         total_raw as f64 / best_c / 1e6,

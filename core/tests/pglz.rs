@@ -439,6 +439,37 @@ fn pglz_compress_fast_rules_and_size() {
     assert_eq!(buf, compress_fast(&text(4000, 1), &Strategy::DEFAULT).unwrap());
 }
 
+/// The decoder's fast loop (chunked copies with slack) and its hand-over to the
+/// checked loop near the end of the output: every raw size, full or cut short,
+/// must give exactly what a byte-at-a-time decoder gives.
+#[test]
+fn pglz_decoder_fast_path_boundaries() {
+    for seed in 0..3u64 {
+        for data in [
+            page_like(3000, seed),
+            text(2100, seed),
+            wal_like(1500, seed),
+            high_bytes(4500, seed),
+            vec![7u8; 1000],
+        ] {
+            for c in [compress(&data, &Strategy::ALWAYS), compress_fast(&data, &Strategy::ALWAYS)]
+                .into_iter()
+                .flatten()
+            {
+                assert_eq!(decompress(&c, data.len(), true).unwrap(), data);
+                for raw in (0..data.len()).step_by(37).chain(data.len().saturating_sub(300)..data.len()) {
+                    let got = decompress(&c, raw, false).unwrap();
+                    assert_eq!(got, naive_decode(&c, raw), "raw {raw}");
+                    assert_eq!(&got[..], &data[..raw]);
+                    let mut dst = vec![0u8; raw];
+                    assert_eq!(decompress_into(&c, &mut dst, false).unwrap(), raw);
+                    assert_eq!(&dst[..], &data[..raw]);
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Strategy::parse
 // ---------------------------------------------------------------------------

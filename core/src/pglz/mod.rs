@@ -1,7 +1,7 @@
-//! pglz: PostgreSQL's built-in LZ compressor, in safe Rust.
+//! pglz: PostgreSQL's built-in LZ compressor, in Rust.
 //!
 //! This is the format TOAST uses for `pglz`-compressed values and that
-//! `wal_compression = pglz` uses for full-page images. The compressor here emits
+//! `wal_compression = pglz` uses for full-page images. The compressor [`compress`] emits
 //! the very same bytes as PostgreSQL 15's `pglz_compress` on x86-64 and refuses
 //! exactly the inputs it refuses; the decompressor accepts everything PostgreSQL
 //! writes, with PostgreSQL 15's `pglz_decompress` semantics, and is safe on any
@@ -98,16 +98,28 @@
 //! walks the very same candidates in the same order) and compare eight bytes at a
 //! time, which changes speed but not output.
 //!
-//! [`compress_fast`] is the same algorithm with one change: buckets come from a
-//! multiplicative hash of the next four bytes instead of PostgreSQL's shift/XOR
-//! one, so the walk wastes less time on colliding entries. Its output is valid
-//! pglz (PostgreSQL decodes it), follows the same strategy and accept/refuse
-//! rules, and is within a fraction of a percent of the exact compressor's size
-//! (smaller as often as not), but it is **not** byte-identical to PostgreSQL.
-//! It exists because the exact [`compress`] is bound by PostgreSQL's collision-
-//! prone hash; measured on real heap pages, WAL and text it gains a further
-//! 5-20% of throughput (neither entry point reaches twice C's speed on every
-//! data kind and slice size yet).
+//! [`compress_fast`] emits the same format with the same item loop, size
+//! checks, strategy clamping and accept/refuse rules, but a cheaper match
+//! finder, so its output is valid pglz (PostgreSQL decodes it) but **not**
+//! byte-identical to PostgreSQL's:
+//!
+//! * buckets come from a multiplicative hash of the next four bytes
+//!   (`(u32_le * 0x9E3779B1) >> (32 - bits)`), in a table of 1024 entries below
+//!   512 bytes of input, 4096 below 1024 and 8192 above, so chains hold few
+//!   colliding entries; the last three positions are not searched (they become
+//!   literals);
+//! * the walk is the same (newest first, distance below 0x0fff, strictly longer
+//!   wins, same "good" decay, taken from a table cached per strategy) but stops
+//!   after 96 candidates;
+//! * positions inside a match longer than 32 bytes enter the history only for
+//!   its first and last 8 bytes; when the whole input fits in the window
+//!   (at most 4095 bytes, so every earlier position stays reachable) a match
+//!   longer than 6 enters only its first two and last two positions, since
+//!   the bytes it skips stay findable at the match's source.
+//!
+//! Measured on real heap pages, WAL and text cut in 2 KB and 8 KB slices, it
+//! runs about 2.2x to 7x the speed of C's `pglz_compress` with output 0.0% to 0.5%
+//! larger than C's (the exact [`compress`] runs about 1.3x to 1.9x).
 //!
 //! ## Accept / refuse rules
 //!
@@ -132,7 +144,16 @@
 //! Read a control byte, then up to eight items while input and output remain;
 //! literal bytes are copied, tags are copied from the output as described above.
 //! Every copy is clamped to the remaining room, so at most `raw_size` bytes are
-//! ever written. With `check_complete` the result must be exactly `raw_size`
+//! ever written. While at least 8 input bytes and 32 output bytes remain, a
+//! fast loop drops the per-item input checks: a run of literals (up to the next
+//! tag in the control byte) is moved with one 8-byte copy, and a tag with
+//! `length + 32` bytes of room is copied in 32-byte chunks for offsets of 32 or
+//! more, 16-byte for 16..31, 8-byte for 8..15 (each chunk reads only bytes
+//! already final), and for offsets 1..7 by storing an 8-byte pattern of the
+//! period every `8 / off * off` bytes. Chunks may write up to 31 bytes past the
+//! match, inside the room, to be rewritten later or lie past the result. The
+//! first tag too close to the end, and everything after it, takes the checked
+//! loop described above (with the doubling trick). With `check_complete` the result must be exactly `raw_size`
 //! bytes and every input byte must have been used; without it (TOAST slices need
 //! only a prefix) decoding stops once `raw_size` bytes are out, leftover input is
 //! ignored, and a short result is returned as is. [`maximum_compressed_size`]
@@ -146,8 +167,11 @@
 //! a [`CodecError::Corrupt`](crate::error::CodecError::Corrupt) whose message
 //! names the problem and the input byte offset. [`decompress`] also refuses a
 //! `raw_size` above 1 GB - 1 and never allocates more than the input could expand
-//! to. Each loop step consumes input, so decoding always terminates, and there is
-//! no `unsafe` code.
+//! to. Each loop step consumes input, so decoding always terminates. The fast
+//! loops of both directions use `unsafe` unchecked loads and stores; each block
+//! states the bound that makes it safe (input and output room checked once per
+//! item, candidate distances checked to lie in `1..=min(dp, 4094)`), and the
+//! property tests feed truncated, bit-flipped and random streams.
 
 mod compress;
 mod decompress;
