@@ -146,9 +146,8 @@ pub fn compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Opti
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
 /// come from a multiplicative hash of the next four bytes, the history walk
-/// stops after 96 candidates, and positions inside long matches (or, for inputs
-/// of at most 4095 bytes, inside matches longer than 6) are only partly entered
-/// into the history (see the `pglz` module documentation). Same format
+/// stops after 96 candidates, and positions inside matches longer than 32 bytes
+/// are only partly entered into the history (see the `pglz` module documentation). Same format
 /// (PostgreSQL decodes it), same strategy semantics and accept/refuse rules,
 /// same walk order, good-match decay and 4094-byte reach; on real pages, WAL
 /// and text the compressed size is within about half a percent of C's.
@@ -494,13 +493,6 @@ const FAST_MAX_CHAIN: usize = 96;
 /// [`FAST_INSERT_EDGE`] positions into [`compress_fast`]'s history.
 const FAST_INSERT_ALL: usize = 32;
 const FAST_INSERT_EDGE: usize = 8;
-/// For inputs that fit in the window (at most 0x0fff bytes), matches longer
-/// than this enter only their first [`FAST_REACH_HEAD`] and last
-/// [`FAST_REACH_TAIL`] positions: the skipped bytes stay findable at the
-/// match's source until the end of the input.
-const FAST_INSERT_REACH: usize = 6;
-const FAST_REACH_HEAD: usize = 2;
-const FAST_REACH_TAIL: usize = 2;
 
 /// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
 #[inline(always)]
@@ -646,14 +638,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             }
             let stop = dp + len;
             let ins_end = stop.min(hash_end);
-            // Positions inside a match may be left out of the history when the
-            // match's source stays reachable until the end of the input (true of
-            // every position when the input fits in the window): the same bytes
-            // can still be found there.
-            let source_stays = slen <= MAX_DISTANCE;
-            let (head, tail) = if source_stays && len > FAST_INSERT_REACH {
-                (FAST_REACH_HEAD, FAST_REACH_TAIL)
-            } else if len > FAST_INSERT_ALL {
+            let (head, tail) = if len > FAST_INSERT_ALL {
                 (FAST_INSERT_EDGE, FAST_INSERT_EDGE)
             } else {
                 (len, 0)

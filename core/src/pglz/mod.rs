@@ -112,14 +112,14 @@
 //!   wins, same "good" decay, taken from a table cached per strategy) but stops
 //!   after 96 candidates;
 //! * positions inside a match longer than 32 bytes enter the history only for
-//!   its first and last 8 bytes; when the whole input fits in the window
-//!   (at most 4095 bytes, so every earlier position stays reachable) a match
-//!   longer than 6 enters only its first two and last two positions, since
-//!   the bytes it skips stay findable at the match's source.
+//!   its first and last 8 bytes.
 //!
-//! Measured on real heap pages, WAL and text cut in 2 KB and 8 KB slices, it
-//! runs about 2.2x to 7x the speed of C's `pglz_compress` with output 0.0% to 0.5%
-//! larger than C's (the exact [`compress`] runs about 1.3x to 1.9x).
+//! Measured in the server on real heap pages, WAL and text cut in 2 KB and 8 KB
+//! slices (BENCHMARKS.md), it runs about 2.2x to 4x the speed of C's
+//! `pglz_compress` with output at most about 0.4% larger than C's (the exact
+//! [`compress`] runs about 1.3x to 1.8x). Leaving out more positions (all but the
+//! ends of every match over 6 bytes) was faster on 2 KB text but cost over 1% of
+//! size on catalog text, so it was dropped.
 //!
 //! ## Accept / refuse rules
 //!
