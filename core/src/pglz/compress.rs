@@ -146,11 +146,12 @@ pub fn compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Opti
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
 /// come from a multiplicative hash of the next four bytes, the history walk
-/// stops after 96 candidates, and positions inside matches longer than 32 bytes
-/// are only partly entered into the history (see the `pglz` module documentation). Same format
-/// (PostgreSQL decodes it), same strategy semantics and accept/refuse rules,
-/// same walk order, good-match decay and 4094-byte reach; on real pages, WAL
-/// and text the compressed size is within about half a percent of C's.
+/// stops after 96 candidates, and positions inside matches longer than 32
+/// bytes are only partly entered into the history (see the `pglz` module
+/// documentation). Same format (PostgreSQL decodes it), same strategy
+/// semantics and accept/refuse rules, same walk order, good-match decay and
+/// 4094-byte reach; on real pages, WAL and text the compressed size is within
+/// about half a percent of C's.
 pub fn compress_fast(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     compress_fast_into(src, &mut out, strategy)?;
