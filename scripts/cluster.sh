@@ -52,6 +52,7 @@ cluster_start() {
 
 # Build the extension in release mode and install it into PostgreSQL 15's directories.
 install_extension() {
+  mkdir -p "$COMPRESSLAB_ROOT/target"
   (cd "$COMPRESSLAB_ROOT" && cargo pgrx install --release --pg-config /usr/bin/pg_config >"$COMPRESSLAB_ROOT/target/install.log" 2>&1) ||
     { tail -50 "$COMPRESSLAB_ROOT/target/install.log"; return 1; }
   echo "install: compresslab (release) installed into $(/usr/bin/pg_config --pkglibdir)"

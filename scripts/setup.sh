@@ -16,8 +16,12 @@ done
 if ((${#missing[@]})); then
   step "debian packages" "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >/dev/null
-  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  apt_log=$(mktemp)
+  if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1; then
+    cat "$apt_log"
+    exit 1
+  fi
+  rm -f "$apt_log"
 else
   step "debian packages" "present"
 fi
