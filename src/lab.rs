@@ -112,36 +112,40 @@ impl Hooks for PgHooks {
 }
 
 /// Measure every method and slice size over payload batches, merging batch measurements so
-/// that only one batch is in memory at a time.
+/// that only one batch is in memory at a time. The methods take turns within each iteration
+/// (see `measure_codecs`), so their ratios are fair even when the machine's speed drifts.
 fn run_batches(opts: &BenchOptions, source: &str, mut next_batch: impl FnMut(&mut PgHooks) -> Option<Payload>) -> Vec<BenchRow> {
     let mut hooks = PgHooks;
-    let combos = opts.methods.len() * opts.slice_sizes.len();
-    let mut merged: Vec<(String, Option<i32>, usize, Measurement)> = Vec::with_capacity(combos);
+    let mut merged: Vec<(String, Option<i32>, usize, Measurement)> = Vec::new();
     let mut batch_no = 0;
     while let Some(batch) = next_batch(&mut hooks) {
         batch_no += 1;
-        let mut k = 0;
-        for spec in &opts.methods {
-            for &slice_size in &opts.slice_sizes {
-                let mut codec = build_codec(spec);
-                hooks.progress(&format!(
-                    "{source}{}: {} on {} slices ({}%)",
-                    if batch_no > 1 { format!(" batch {batch_no}") } else { String::new() },
-                    spec_label(spec),
-                    if slice_size == 0 { "whole".to_string() } else { format!("{slice_size}-byte") },
-                    k * 100 / combos
-                ));
-                let m = lab::measure_codec(&batch, slice_size, codec.as_mut(), opts.iterations, &mut hooks).or_raise();
+        for (k, &slice_size) in opts.slice_sizes.iter().enumerate() {
+            hooks.progress(&format!(
+                "{source}{}: {} on {} slices ({}%)",
+                if batch_no > 1 { format!(" batch {batch_no}") } else { String::new() },
+                opts.methods.iter().map(spec_label).collect::<Vec<_>>().join(", "),
+                if slice_size == 0 { "whole".to_string() } else { format!("{slice_size}-byte") },
+                k * 100 / opts.slice_sizes.len()
+            ));
+            let mut codecs: Vec<Box<dyn Codec>> = opts.methods.iter().map(build_codec).collect();
+            let mut refs: Vec<&mut dyn Codec> = codecs.iter_mut().map(|c| c.as_mut() as &mut dyn Codec).collect();
+            let measurements = lab::measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut hooks).or_raise();
+            for (i, (codec, m)) in codecs.iter().zip(measurements).enumerate() {
+                let at = k * opts.methods.len() + i;
                 if batch_no == 1 {
                     merged.push((codec.name(), codec.level(), slice_size, m));
                 } else {
-                    merged[k].3.merge(&m);
+                    merged[at].3.merge(&m);
                 }
-                k += 1;
             }
         }
     }
-    merged.iter().map(|(method, level, slice, m)| m.row(source, method, *level, *slice)).collect()
+    // Rows by method, then slice size, as the options list them.
+    let methods = opts.methods.len();
+    let mut order: Vec<usize> = (0..merged.len()).collect();
+    order.sort_by_key(|&at| (at % methods, at / methods));
+    order.iter().map(|&at| { let (method, level, slice, m) = &merged[at]; m.row(source, method, *level, *slice) }).collect()
 }
 
 fn spec_label(spec: &CodecSpec) -> String {

@@ -186,67 +186,107 @@ pub fn measure_codec(
     iterations: u32,
     hooks: &mut dyn Hooks,
 ) -> Result<Measurement> {
+    let mut codecs = [codec];
+    Ok(measure_codecs(payload, slice_size, &mut codecs, iterations, hooks)?.remove(0))
+}
+
+/// Measure several codecs on the same slices, interleaved: every iteration runs each codec in
+/// turn, so that a machine that speeds up or slows down during the run (frequency scaling, a
+/// noisy neighbour) affects all of them alike and their ratios stay fair. One untimed warm-up
+/// iteration first; every iteration of every codec is verified byte for byte. Buffers are
+/// allocated once, before any timed region, and shared by the codecs.
+pub fn measure_codecs(
+    payload: &Payload,
+    slice_size: usize,
+    codecs: &mut [&mut dyn Codec],
+    iterations: u32,
+    hooks: &mut dyn Hooks,
+) -> Result<Vec<Measurement>> {
     let iterations = iterations.max(1);
     let slices = payload.slices(slice_size);
-    // Buffers allocated before the timed region: one compressed and one decompressed buffer
-    // per slice, sized for the worst case.
-    let mut packed: Vec<Vec<u8>> = slices.iter().map(|s| Vec::with_capacity(s.len() * 2 + 1024)).collect();
-    let mut stored_compressed = vec![false; slices.len()];
-    let mut unpacked: Vec<Vec<u8>> = slices.iter().map(|s| vec![0u8; s.len()]).collect();
-    let mut m = Measurement {
-        slices: slices.len(),
-        input_bytes: slices.iter().map(|s| s.len()).sum(),
-        ..Measurement::default()
+    let mut buffers = SliceBuffers {
+        packed: slices.iter().map(|s| Vec::with_capacity(s.len() * 2 + 1024)).collect(),
+        stored_compressed: vec![false; slices.len()],
+        unpacked: slices.iter().map(|s| vec![0u8; s.len()]).collect(),
     };
+    let input_bytes = slices.iter().map(|s| s.len()).sum();
+    let mut measurements: Vec<Measurement> =
+        codecs.iter().map(|_| Measurement { slices: slices.len(), input_bytes, ..Measurement::default() }).collect();
 
     for iteration in 0..=iterations {
-        let warm_up = iteration == 0;
+        for (codec, m) in codecs.iter_mut().zip(&mut measurements) {
+            let t = buffers.round_trip(&slices, &mut **codec, hooks, &payload.name)?;
+            if iteration > 0 {
+                m.compress_secs.push(t.compress_wall);
+                m.compress_cpu += t.compress_cpu;
+                m.decompress_secs.push(t.decompress_wall);
+                m.decompress_cpu += t.decompress_cpu;
+            }
+            m.output_bytes = buffers.output_bytes(&slices);
+            m.raw_slices = buffers.stored_compressed.iter().filter(|&&c| !c).count();
+        }
+    }
+    Ok(measurements)
+}
+
+/// Per-slice buffers, allocated once per measurement.
+struct SliceBuffers {
+    packed: Vec<Vec<u8>>,
+    /// Whether the slice is stored compressed (the method accepted it and it shrank).
+    stored_compressed: Vec<bool>,
+    unpacked: Vec<Vec<u8>>,
+}
+
+struct RoundTripTimes {
+    compress_wall: f64,
+    compress_cpu: f64,
+    decompress_wall: f64,
+    decompress_cpu: f64,
+}
+
+impl SliceBuffers {
+    /// Compress every slice (timed), decompress every stored-compressed one (timed; the others
+    /// are copied back raw, as a reader of raw-stored data would), then verify every slice.
+    fn round_trip(&mut self, slices: &[&[u8]], codec: &mut dyn Codec, hooks: &mut dyn Hooks, source: &str) -> Result<RoundTripTimes> {
         let timer = Timer::start();
         for (i, slice) in slices.iter().enumerate() {
-            stored_compressed[i] = matches!(codec.compress(slice, &mut packed[i]), Some(n) if n < slice.len());
+            self.stored_compressed[i] = matches!(codec.compress(slice, &mut self.packed[i]), Some(n) if n < slice.len());
             if i % 64 == 63 {
                 hooks.tick();
             }
         }
-        let (wall, cpu) = timer.stop();
-        if !warm_up {
-            m.compress_secs.push(wall);
-            m.compress_cpu += cpu;
-        }
+        let (compress_wall, compress_cpu) = timer.stop();
         hooks.tick();
 
         let timer = Timer::start();
         for (i, slice) in slices.iter().enumerate() {
-            if stored_compressed[i] {
-                codec.decompress(&packed[i], &mut unpacked[i])?;
+            if self.stored_compressed[i] {
+                codec.decompress(&self.packed[i], &mut self.unpacked[i])?;
             } else {
-                unpacked[i].copy_from_slice(slice);
+                self.unpacked[i].copy_from_slice(slice);
             }
             if i % 64 == 63 {
                 hooks.tick();
             }
         }
-        let (wall, cpu) = timer.stop();
-        if !warm_up {
-            m.decompress_secs.push(wall);
-            m.decompress_cpu += cpu;
-        }
+        let (decompress_wall, decompress_cpu) = timer.stop();
 
         for (i, slice) in slices.iter().enumerate() {
-            if unpacked[i] != *slice {
+            if self.unpacked[i] != *slice {
                 return Err(CodecError::corrupt(format!(
-                    "round trip broken: {} did not give back slice {i} ({} bytes) of {}",
+                    "round trip broken: {} did not give back slice {i} ({} bytes) of {source}",
                     codec.name(),
                     slice.len(),
-                    payload.name
                 )));
             }
         }
         hooks.tick();
+        Ok(RoundTripTimes { compress_wall, compress_cpu, decompress_wall, decompress_cpu })
     }
-    m.output_bytes = (0..slices.len()).map(|i| if stored_compressed[i] { packed[i].len() } else { slices[i].len() }).sum();
-    m.raw_slices = stored_compressed.iter().filter(|&&c| !c).count();
-    Ok(m)
+
+    fn output_bytes(&self, slices: &[&[u8]]) -> usize {
+        slices.iter().enumerate().map(|(i, s)| if self.stored_compressed[i] { self.packed[i].len() } else { s.len() }).sum()
+    }
 }
 
 /// A checksum function: the finished CRC of one slice.
@@ -432,6 +472,24 @@ mod tests {
         let wrong = vec![Checksum { name: "a".into(), family: "crc32c", compute: Box::new(|d| crate::checksum::crc32c(0, d)) },
             Checksum { name: "b".into(), family: "crc32c", compute: Box::new(|d| crate::checksum::crc32(0, d)) }];
         assert!(bench_checksums(&payload(), 8192, &wrong, 1, &mut NoHooks).is_err());
+    }
+
+    #[test]
+    fn interleaved_codecs_measure_like_separate_runs_and_still_verify() {
+        let p = payload();
+        let mut lz4 = rust_codec(&CodecSpec::parse("lz4").unwrap(), 3).unwrap().unwrap();
+        let mut pglz = rust_codec(&CodecSpec::parse("pglz").unwrap(), 3).unwrap().unwrap();
+        let together = {
+            let mut codecs: [&mut dyn Codec; 2] = [lz4.as_mut(), pglz.as_mut()];
+            measure_codecs(&p, 2048, &mut codecs, 3, &mut NoHooks).unwrap()
+        };
+        let alone = measure_codec(&p, 2048, pglz.as_mut(), 3, &mut NoHooks).unwrap();
+        assert_eq!((together[1].output_bytes, together[1].raw_slices), (alone.output_bytes, alone.raw_slices));
+        assert_ne!(together[0].output_bytes, together[1].output_bytes);
+        assert!(together.iter().all(|m| m.compress_secs.len() == 3 && m.decompress_secs.len() == 3));
+        let mut broken = BrokenDecoder;
+        let mut codecs: [&mut dyn Codec; 2] = [lz4.as_mut(), &mut broken];
+        assert!(measure_codecs(&p, 2048, &mut codecs, 1, &mut NoHooks).is_err());
     }
 
     #[test]

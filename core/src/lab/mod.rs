@@ -7,8 +7,10 @@
 //!   Each piece is cut into slices of the requested size — the tail slice included, so every
 //!   input byte is measured — or kept whole (slice size 0), and every slice is compressed and
 //!   decompressed on its own, as TOAST chunks and WAL page images are.
-//! * **Fixed work.** Every method does the same number of iterations over the same slices, after
-//!   one untimed warm-up iteration. All buffers are allocated before the timed region.
+//! * **Fixed work, interleaved.** Every method does the same number of iterations over the same
+//!   slices, after one untimed warm-up iteration; the methods of one run take turns within each
+//!   iteration, so drift in the machine's speed hits them alike. All buffers are allocated
+//!   before the timed regions.
 //! * **Raw fallback.** A slice the method refuses (pglz's strategy) or that does not shrink is
 //!   stored raw, as PostgreSQL does; such slices are counted (`raw_slices`) and their raw size
 //!   is what `output_bytes` counts. They are not decompressed.
@@ -25,5 +27,5 @@ pub mod payload;
 pub mod report;
 
 pub use codecs::{Codec, CodecSpec};
-pub use harness::{bench_checksums, bench_codec, measure_codec, BenchRow, Checksum, ChecksumRow, Hooks, Measurement, NoHooks};
+pub use harness::{bench_checksums, bench_codec, measure_codec, measure_codecs, BenchRow, Checksum, ChecksumRow, Hooks, Measurement, NoHooks};
 pub use payload::Payload;
