@@ -477,11 +477,14 @@ fn compress_core<T: Slot>(
         ctrl_bit <<= 1;
     }
 
+    finish(out, ctrl_pos, ctrl_byte, bp, p.result_max)
+}
+
+/// Both encoders' last step: write the pending control byte, and fail as
+/// PostgreSQL does unless the result is below `result_max`.
+fn finish(out: &mut [u8], ctrl_pos: usize, ctrl_byte: u8, bp: usize, result_max: usize) -> Option<usize> {
     out[ctrl_pos] = ctrl_byte;
-    if bp >= p.result_max {
-        return None;
-    }
-    Some(bp)
+    (bp < result_max).then_some(bp)
 }
 
 // ---------------------------------------------------------------------------
@@ -661,11 +664,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
         ctrl_bit <<= 1;
     }
 
-    out[ctrl_pos] = ctrl_byte;
-    if bp >= p.result_max {
-        return None;
-    }
-    Some(bp)
+    finish(out, ctrl_pos, ctrl_byte, bp, p.result_max)
 }
 
 /// Eight bytes of `src` at `at`, little-endian.
