@@ -13,6 +13,7 @@ pub fn raise(err: CodecError) -> ! {
         CodecError::Corrupt(_) => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
         CodecError::InvalidParameter(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         CodecError::TooLarge(_) => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+        CodecError::OutOfMemory(_) => PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY,
     };
     report(code, err.message().to_string(), None)
 }

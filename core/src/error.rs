@@ -10,6 +10,9 @@ pub enum CodecError {
     InvalidParameter(String),
     /// A size above a configured or hard limit (SQLSTATE `program_limit_exceeded`, 54000).
     TooLarge(String),
+    /// A buffer could not be allocated (SQLSTATE `out_of_memory`, 53200). Never "corrupt":
+    /// running out of memory says nothing about the data.
+    OutOfMemory(String),
 }
 
 impl CodecError {
@@ -22,9 +25,23 @@ impl CodecError {
     pub fn too_large(msg: impl Into<String>) -> Self {
         CodecError::TooLarge(msg.into())
     }
+    pub fn out_of_memory(msg: impl Into<String>) -> Self {
+        CodecError::OutOfMemory(msg.into())
+    }
+    /// "`what` declares `declared` bytes, more than the limit of `limit`": the one wording of
+    /// every refusal of a declared or requested size above a limit.
+    pub fn over_limit(what: &str, declared: u64, limit: usize) -> Self {
+        CodecError::TooLarge(format!(
+            "{what} declares {declared} decompressed bytes, more than the limit of {limit} \
+             (compresslab.max_decompressed_size)"
+        ))
+    }
     pub fn message(&self) -> &str {
         match self {
-            CodecError::Corrupt(m) | CodecError::InvalidParameter(m) | CodecError::TooLarge(m) => m,
+            CodecError::Corrupt(m)
+            | CodecError::InvalidParameter(m)
+            | CodecError::TooLarge(m)
+            | CodecError::OutOfMemory(m) => m,
         }
     }
 }
@@ -38,3 +55,39 @@ impl fmt::Display for CodecError {
 impl std::error::Error for CodecError {}
 
 pub type Result<T> = std::result::Result<T, CodecError>;
+
+/// A zero-filled buffer of `len` bytes, allocated fallibly: an allocation failure is
+/// [`CodecError::OutOfMemory`] instead of an abort of the whole process (a PostgreSQL backend
+/// must raise an ERROR, never die).
+pub fn try_zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
+    let mut v = try_with_capacity(len, what)?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+/// An empty buffer with room for `capacity` bytes, allocated fallibly (see [`try_zeroed`]).
+pub fn try_with_capacity(capacity: usize, what: &str) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    try_reserve(&mut v, capacity, what)?;
+    Ok(v)
+}
+
+/// Make room for `additional` more bytes in `v`, fallibly (see [`try_zeroed`]).
+pub fn try_reserve(v: &mut Vec<u8>, additional: usize, what: &str) -> Result<()> {
+    v.try_reserve(additional).map_err(|_| {
+        CodecError::out_of_memory(format!("out of memory: could not allocate {} bytes for {what}", v.len() + additional))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_allocations_are_errors_not_aborts() {
+        let err = try_zeroed(usize::MAX / 2, "a test buffer").unwrap_err();
+        assert!(matches!(&err, CodecError::OutOfMemory(m) if m.contains("a test buffer")), "{err:?}");
+        assert_eq!(try_zeroed(3, "x").unwrap(), vec![0, 0, 0]);
+        assert!(try_with_capacity(100, "x").unwrap().capacity() >= 100);
+    }
+}
