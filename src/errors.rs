@@ -7,7 +7,7 @@ use pgrx::PgSqlErrorCode;
 
 /// Raise `err` as an ERROR: corrupt data → `data_corrupted` (XX001), bad method, level or
 /// option → `invalid_parameter_value` (22023), over a size limit → `program_limit_exceeded`
-/// (54000).
+/// (54000), an allocation that failed → `out_of_memory` (53200).
 pub fn raise(err: CodecError) -> ! {
     let code = match &err {
         CodecError::Corrupt(_) => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
@@ -42,6 +42,13 @@ pub fn checked_raw_size(raw_size: i32) -> usize {
         )));
     }
     raw_size as usize
+}
+
+/// The value of a required argument; NULL is `null_value_not_allowed` (22004) naming it.
+pub fn required<T>(value: Option<T>, what: &str) -> T {
+    value.unwrap_or_else(|| {
+        report(PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED, format!("{what} must not be NULL"), None)
+    })
 }
 
 /// Raise an ERROR with any SQLSTATE, and a hint when there is one to give.

@@ -1,24 +1,18 @@
 //! compresslab: PostgreSQL's compression codecs and checksums in SQL.
 //!
-//! This crate is the thin pgrx layer: type conversion, GUCs, errors and SQLSTATEs. The codecs
-//! and checksums themselves live in the pure-Rust `compresslab-core` crate (`core/`).
-
-// Result tables are spelled out in signatures because pgrx reads their column names there.
-#![allow(clippy::type_complexity)]
+//! This crate is the thin pgrx layer: the SQL surface (`api`), what touches the server
+//! (`server`), result rows (`rows`), settings and errors. The codecs, checksums, lab and
+//! scenario models live in the pure-Rust `compresslab-core` crate (`core/`).
 
 use pgrx::prelude::*;
 
 ::pgrx::pg_module_magic!(name, version);
 
-mod checksums;
-mod codecs;
+mod api;
 mod errors;
 mod gucs;
-mod lab;
-mod report;
-mod scenarios;
-mod server_c;
-mod spill;
+mod rows;
+mod server;
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

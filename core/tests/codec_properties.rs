@@ -2,7 +2,8 @@
 //! inputs round-trip; random truncations, bit flips and garbage never panic and never produce
 //! more than the limit they are given.
 
-use compresslab_core::{lz4, method, zstd_codec, CodecError, Method};
+use compresslab_core::registry::Named;
+use compresslab_core::{envelope, lz4, zstd_codec, CodecError, Method};
 use proptest::prelude::*;
 
 /// Inputs with structure (runs, repeats) as well as noise.
@@ -42,9 +43,9 @@ proptest! {
 
     #[test]
     fn envelope_round_trips_with_every_method(data in inputs(), m in 0usize..4) {
-        let packed = method::compress(&data, Method::ALL[m], None).unwrap();
-        prop_assert!(packed.len() <= data.len() + method::HEADER_LEN);
-        prop_assert_eq!(method::decompress(&packed, data.len()).unwrap(), data);
+        let packed = envelope::compress(&data, Method::ALL[m], None).unwrap();
+        prop_assert!(packed.len() <= data.len() + envelope::HEADER_LEN);
+        prop_assert_eq!(envelope::decompress(&packed, data.len()).unwrap(), data);
     }
 
     #[test]
@@ -71,8 +72,8 @@ proptest! {
 
     #[test]
     fn damaged_envelopes_are_errors_not_panics(data in inputs(), m in 0usize..4, cut in any::<usize>(), flip in any::<usize>(), bit in any::<u8>()) {
-        let packed = damage(method::compress(&data, Method::ALL[m], None).unwrap(), cut, flip, bit);
-        match method::decompress(&packed, data.len() + 64) {
+        let packed = damage(envelope::compress(&data, Method::ALL[m], None).unwrap(), cut, flip, bit);
+        match envelope::decompress(&packed, data.len() + 64) {
             Ok(out) => prop_assert!(out.len() <= data.len() + 64),
             Err(CodecError::Corrupt(_)) | Err(CodecError::TooLarge(_)) => {}
             Err(e) => prop_assert!(false, "unexpected error kind {e:?}"),
@@ -85,10 +86,10 @@ proptest! {
         let _ = lz4::block::decompress_size_prepended(&garbage, raw);
         let _ = lz4::frame::decompress(&garbage, raw);
         let _ = zstd_codec::decompress(&garbage, None, raw);
-        let _ = method::decompress(&garbage, raw);
-        let mut forged = method::MAGIC.to_vec();
-        forged.push(method::FORMAT_VERSION);
+        let _ = envelope::decompress(&garbage, raw);
+        let mut forged = envelope::MAGIC.to_vec();
+        forged.push(envelope::FORMAT_VERSION);
         forged.extend_from_slice(&garbage);
-        let _ = method::decompress(&forged, raw);
+        let _ = envelope::decompress(&forged, raw);
     }
 }

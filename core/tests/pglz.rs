@@ -2,10 +2,7 @@
 //!
 //! The byte-identity fixtures below were produced by PostgreSQL 15's C
 //! `pglz_compress` (libpgcommon.a) on inputs made by the deterministic generators
-//! in this file. Setting `PGLZ_C_ORACLE` to the path of a small program that runs
-//! the C code (protocol in `c_oracle_byte_identity`) additionally compares
-//! thousands of inputs against it: that test is `#[ignore]`d by default (run it with
-//! `--ignored`); the in-server tests compare with the server's own C code on every run.
+//! in this file; the in-server tests compare with the server's own C code on every run.
 
 use compresslab_core::pglz::{
     compress, compress_fast, compress_fast_into, compress_into, decompress, decompress_into, max_output, maximum_compressed_size,
@@ -14,25 +11,21 @@ use compresslab_core::pglz::{
 use compresslab_core::CodecError;
 use proptest::prelude::{any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, ProptestConfig};
 use proptest::strategy::Strategy as _;
+use compresslab_core::rng::SeededRng;
 
 // ---------------------------------------------------------------------------
 // Deterministic data generators (also used to regenerate the C fixtures).
 // ---------------------------------------------------------------------------
 
-/// xorshift64*: tiny, seedable, stable across platforms.
-struct Rng(u64);
+/// The project's SeededRng, with the modulo `below` the C fixtures were generated with.
+struct Rng(SeededRng);
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        Rng(SeededRng::new(seed))
     }
     fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
@@ -727,193 +720,6 @@ const FIXTURE_DIGESTS: [Option<(usize, u64)>; 6] = [
     Some((415, 0xe9e0_dd08_ecc3_d1f2)),
     None,
 ];
-
-// ---------------------------------------------------------------------------
-// Optional: compare with the real C code through an external oracle program.
-// ---------------------------------------------------------------------------
-
-/// Runs only when `PGLZ_C_ORACLE` names a program that reads records
-/// `[i32 op=0][6 x i32 strategy][i32 len][bytes]` from stdin and answers each with
-/// `[i32 result][result bytes if > 0]` from PostgreSQL's `pglz_compress` (all
-/// little-endian). Compares thousands of generated inputs byte for byte.
-#[test]
-#[ignore = "needs PGLZ_C_ORACLE: a program running PostgreSQL's C pglz_compress"]
-fn pglz_c_oracle_byte_identity() {
-    let oracle = std::env::var("PGLZ_C_ORACLE").expect("set PGLZ_C_ORACLE to the oracle program");
-    use std::io::{Read, Write};
-    use std::process::{Command, Stdio};
-
-    let mut inputs: Vec<(Vec<u8>, Strategy)> = Vec::new();
-    let strategies = [
-        Strategy::DEFAULT,
-        Strategy::ALWAYS,
-        custom_strategy(),
-        Strategy {
-            min_input_size: -5,
-            max_input_size: 30000,
-            min_comp_rate: -20,
-            first_success_by: 50,
-            match_size_good: 5000,
-            match_size_drop: 250,
-        },
-        Strategy {
-            min_input_size: 0,
-            max_input_size: i32::MAX,
-            min_comp_rate: 120,
-            first_success_by: i32::MAX,
-            match_size_good: 3,
-            match_size_drop: -1,
-        },
-    ];
-    let mut r = Rng::new(2024);
-    let count: usize = std::env::var("PGLZ_C_ORACLE_COUNT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
-    for i in 0..count {
-        let n = match i % 4 {
-            0 => r.below(300) as usize,
-            1 => r.below(3000) as usize,
-            _ => r.below(20001) as usize,
-        };
-        let seed = r.next();
-        let data = match i % 7 {
-            0 => text(n, seed),
-            1 => page_like(n, seed),
-            2 => random_bytes(n, seed),
-            3 => high_bytes(n, seed),
-            4 => wal_like(n, seed),
-            5 => {
-                // text with sprinkled high bytes and runs
-                let mut d = text(n, seed);
-                for j in (0..d.len()).step_by(7) {
-                    if r.below(3) == 0 {
-                        d[j] |= 0x80;
-                    }
-                }
-                d
-            }
-            _ => {
-                let mut d = vec![0u8; n];
-                for b in d.iter_mut() {
-                    *b = 0x7e + r.below(4) as u8;
-                }
-                d
-            }
-        };
-        inputs.push((data, strategies[i % strategies.len()]));
-    }
-    let mut child = Command::new(&oracle)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start oracle");
-    let mut stdin = child.stdin.take().unwrap();
-    let payload = inputs.clone();
-    let writer = std::thread::spawn(move || {
-        for (data, s) in &payload {
-            let mut rec = Vec::new();
-            rec.extend_from_slice(&0i32.to_le_bytes());
-            for v in [
-                s.min_input_size,
-                s.max_input_size,
-                s.min_comp_rate,
-                s.first_success_by,
-                s.match_size_good,
-                s.match_size_drop,
-            ] {
-                rec.extend_from_slice(&v.to_le_bytes());
-            }
-            rec.extend_from_slice(&(data.len() as i32).to_le_bytes());
-            rec.extend_from_slice(data);
-            stdin.write_all(&rec).unwrap();
-        }
-        stdin
-    });
-    let mut stdout = child.stdout.take().unwrap();
-    let mut accepted = 0;
-    let mut compressed: Vec<(Vec<u8>, usize)> = Vec::new();
-    for (i, (data, s)) in inputs.iter().enumerate() {
-        let mut n = [0u8; 4];
-        stdout.read_exact(&mut n).unwrap();
-        let n = i32::from_le_bytes(n);
-        let want = if n > 0 {
-            let mut b = vec![0u8; n as usize];
-            stdout.read_exact(&mut b).unwrap();
-            Some(b)
-        } else {
-            assert_eq!(n, -1);
-            None
-        };
-        let got = compress(data, s);
-        assert!(got == want, "input {i} (len {}, strategy {s}) differs from C", data.len());
-        if let Some(c) = got {
-            accepted += 1;
-            assert_eq!(&decompress(&c, data.len(), true).unwrap(), data);
-            if compressed.len() < 400 {
-                compressed.push((c, data.len()));
-            }
-        }
-    }
-    let mut stdin = writer.join().unwrap();
-    eprintln!("{} inputs identical to C ({} compressed)", inputs.len(), accepted);
-
-    // Decompression: `[i32 op=1][i32 raw][i32 check][i32 len][bytes]` answered by
-    // `[i32 result][bytes]` from pglz_decompress. Intact, truncated and damaged
-    // streams with right and wrong raw sizes must give the same verdict and bytes.
-    let mut cases: Vec<(Vec<u8>, usize, bool)> = Vec::new();
-    // compress_fast output must decode in PostgreSQL too.
-    for (data, s) in inputs.iter().take(600) {
-        if let Some(c) = compress_fast(data, s) {
-            cases.push((c, data.len(), true));
-        }
-    }
-    for (c, raw) in &compressed {
-        let cut = r.below(c.len() as u64 + 1) as usize;
-        let mut flipped = c.clone();
-        for _ in 0..3 {
-            let at = r.below(c.len() as u64) as usize;
-            flipped[at] ^= 1 << r.below(8);
-        }
-        for check in [false, true] {
-            cases.push((c.clone(), *raw, check));
-            cases.push((c.clone(), raw - 1 - r.below(*raw as u64) as usize, check));
-            cases.push((c.clone(), raw + 1 + r.below(100) as usize, check));
-            cases.push((c[..cut].to_vec(), *raw, check));
-            cases.push((flipped.clone(), *raw, check));
-        }
-    }
-    let payload = cases.clone();
-    let writer = std::thread::spawn(move || {
-        for (c, raw, check) in &payload {
-            let mut rec = Vec::new();
-            for v in [1, *raw as i32, i32::from(*check), c.len() as i32] {
-                rec.extend_from_slice(&v.to_le_bytes());
-            }
-            rec.extend_from_slice(c);
-            stdin.write_all(&rec).unwrap();
-        }
-    });
-    let mut errors = 0;
-    for (i, (c, raw, check)) in cases.iter().enumerate() {
-        let mut n = [0u8; 4];
-        stdout.read_exact(&mut n).unwrap();
-        let n = i32::from_le_bytes(n);
-        let want = if n >= 0 {
-            let mut b = vec![0u8; n as usize];
-            stdout.read_exact(&mut b).unwrap();
-            Some(b)
-        } else {
-            None
-        };
-        let got = decompress(c, *raw, *check).ok();
-        errors += usize::from(got.is_none());
-        assert!(got == want, "decompress case {i} (raw {raw}, check {check}) differs from C");
-    }
-    writer.join().unwrap();
-    child.wait().unwrap();
-    eprintln!("{} decompress cases agree with C ({} errors)", cases.len(), errors);
-}
 
 // ---------------------------------------------------------------------------
 // Property tests

@@ -1,113 +1,82 @@
-//! The codecs the lab measures, behind one trait so that Rust codecs and PostgreSQL's own C
-//! routines (implemented in the extension, which can reach the server's symbols) are timed by
-//! the same loop.
+//! The codecs the lab measures, behind one trait so that our Rust codecs and PostgreSQL's own C
+//! routines (built by the extension, which can reach the server's symbols) are timed by the
+//! same loop. Which codec a method name stands for is the registry's business
+//! ([`crate::registry`]); [`build`] turns a parsed [`MethodSpec`] of ours into a codec.
 
-use crate::error::{CodecError, Result};
+use std::io::Cursor;
+
+use crate::error::{try_reserve, CodecError, Result};
+use crate::registry::{MethodKind, MethodSpec};
 use crate::{lz4, pglz, zstd_codec};
 
 /// One compression method at one setting, with whatever state it keeps between calls.
 pub trait Codec {
-    /// The method's name as reported (`pglz`, `lz4`, `zstd`, `server_pglz`, …).
-    fn name(&self) -> String;
-    /// The level, for methods that have levels.
-    fn level(&self) -> Option<i32> {
-        None
-    }
-    /// Compress `src` into `dst` (cleared first); `None` when the method refuses the input.
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize>;
+    /// The method and level this codec runs.
+    fn spec(&self) -> MethodSpec;
+    /// The room [`Codec::compress`] may need in `dst` for `len` input bytes.
+    fn compress_bound(&self, len: usize) -> usize;
+    /// Compress `src` into the front of `dst` (at least `compress_bound(src.len())` bytes) and
+    /// return the compressed length; `Ok(None)` when the method refuses the input (pglz's
+    /// strategy: a normal outcome, stored raw). A failure is an error, never a raw slice.
+    /// `tick` may be called during long work (the extension checks for cancel there).
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>>;
     /// Decompress `src` into exactly `dst.len()` bytes.
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()>;
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()>;
 }
 
-/// Which codec a method name stands for, parsed from `name[:level]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodecSpec {
-    pub name: String,
-    pub level: Option<i32>,
-}
-
-impl CodecSpec {
-    /// Parse `pglz`, `zstd:19`, `server_zstd:-5`, … (names are checked when the codec is built).
-    pub fn parse(text: &str) -> Result<CodecSpec> {
-        let text = text.trim();
-        let (name, level) = match text.split_once(':') {
-            Some((name, level)) => {
-                let level = level.trim().parse::<i32>().map_err(|_| {
-                    CodecError::invalid(format!("method \"{text}\": level \"{level}\" is not an integer"))
-                })?;
-                (name.trim(), Some(level))
-            }
-            None => (text, None),
-        };
-        Ok(CodecSpec { name: name.to_ascii_lowercase(), level })
+/// Compress `src` with `codec` into `scratch` (resized fallibly to the codec's bound), for
+/// callers that keep one output at a time.
+pub fn compress_to_vec(codec: &mut dyn Codec, src: &[u8], scratch: &mut Vec<u8>) -> Result<Option<usize>> {
+    let bound = codec.compress_bound(src.len());
+    if scratch.len() < bound {
+        try_reserve(scratch, bound - scratch.len(), "compressed output")?;
+        scratch.resize(bound, 0);
     }
-
-    /// Refuse a level for a method that has none.
-    pub fn no_level(&self) -> Result<()> {
-        match self.level {
-            None => Ok(()),
-            Some(l) => Err(CodecError::invalid(format!("method {} has no levels, but level {l} was given", self.name))),
-        }
-    }
+    codec.compress(src, scratch, &mut || ())
 }
 
-/// Rust methods the core offers; the extension adds `server_*` methods for PostgreSQL's C code.
-pub const RUST_METHODS: &[&str] = &["pglz", "pglz_always", "pglz_fast", "lz4", "lz4_frame", "zstd", "memcpy"];
-
-/// Build a Rust codec, or `Ok(None)` when the name is not one of [`RUST_METHODS`].
-pub fn rust_codec(spec: &CodecSpec, default_zstd_level: i32) -> Result<Option<Box<dyn Codec>>> {
-    let codec: Box<dyn Codec> = match spec.name.as_str() {
-        "pglz" => {
-            spec.no_level()?;
-            Box::new(Pglz { strategy: pglz::Strategy::DEFAULT, name: "pglz", fast: false })
+/// Build one of our (Rust) codecs. Server methods are built by the extension; asking for one
+/// here is an error.
+pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
+    let spec = *spec;
+    Ok(match spec.kind {
+        MethodKind::Memcpy => Box::new(Memcpy),
+        MethodKind::Pglz => Box::new(Pglz { spec, strategy: pglz::Strategy::DEFAULT, fast: false }),
+        MethodKind::PglzAlways => Box::new(Pglz { spec, strategy: pglz::Strategy::ALWAYS, fast: false }),
+        MethodKind::PglzFast => Box::new(Pglz { spec, strategy: pglz::Strategy::DEFAULT, fast: true }),
+        MethodKind::Lz4 => Box::new(Lz4Block),
+        MethodKind::Lz4Frame => Box::new(Lz4Frame),
+        MethodKind::Zstd => Box::new(Zstd::new(spec)?),
+        MethodKind::ServerPglz | MethodKind::ServerPglzAlways | MethodKind::ServerLz4 | MethodKind::ServerZstd => {
+            return Err(CodecError::invalid(format!(
+                "method {} runs PostgreSQL's own C code and can only be measured inside the server",
+                spec.name()
+            )))
         }
-        "pglz_always" => {
-            spec.no_level()?;
-            Box::new(Pglz { strategy: pglz::Strategy::ALWAYS, name: "pglz_always", fast: false })
-        }
-        "pglz_fast" => {
-            spec.no_level()?;
-            Box::new(Pglz { strategy: pglz::Strategy::DEFAULT, name: "pglz_fast", fast: true })
-        }
-        "lz4" => {
-            spec.no_level()?;
-            Box::new(Lz4Block)
-        }
-        "lz4_frame" => {
-            spec.no_level()?;
-            Box::new(Lz4Frame)
-        }
-        "zstd" => {
-            let level = zstd_codec::check_level(spec.level.unwrap_or(default_zstd_level))?;
-            Box::new(Zstd::new(level)?)
-        }
-        "memcpy" => {
-            spec.no_level()?;
-            Box::new(Memcpy)
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(codec))
+    })
 }
 
 struct Pglz {
+    spec: MethodSpec,
     strategy: pglz::Strategy,
-    name: &'static str,
     fast: bool,
 }
 
 impl Codec for Pglz {
-    fn name(&self) -> String {
-        self.name.to_string()
+    fn spec(&self) -> MethodSpec {
+        self.spec
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        if self.fast {
-            pglz::compress_fast_into(src, dst, &self.strategy)
+    fn compress_bound(&self, len: usize) -> usize {
+        pglz::max_output(len)
+    }
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        Ok(if self.fast {
+            pglz::compress_fast_to(src, dst, &self.strategy)
         } else {
-            pglz::compress_into(src, dst, &self.strategy)
-        }
+            pglz::compress_to(src, dst, &self.strategy)
+        })
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         pglz::decompress_into(src, dst, true).map(|_| ())
     }
 }
@@ -115,13 +84,16 @@ impl Codec for Pglz {
 struct Lz4Block;
 
 impl Codec for Lz4Block {
-    fn name(&self) -> String {
-        "lz4".into()
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::Lz4, level: None }
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        Some(lz4::block::compress_into(src, dst))
+    fn compress_bound(&self, len: usize) -> usize {
+        lz4::block::compress_bound(len)
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        lz4::block::compress_to(src, dst).map(Some)
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         lz4::block::decompress_into(src, dst)
     }
 }
@@ -129,17 +101,25 @@ impl Codec for Lz4Block {
 struct Lz4Frame;
 
 impl Codec for Lz4Frame {
-    fn name(&self) -> String {
-        "lz4_frame".into()
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::Lz4Frame, level: None }
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        *dst = lz4::frame::compress(src);
-        Some(dst.len())
+    fn compress_bound(&self, len: usize) -> usize {
+        lz4::frame::compress_bound(len)
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        let mut cursor = Cursor::new(dst);
+        lz4::frame::compress_to_writer(src, &mut cursor)?;
+        Ok(Some(cursor.position() as usize))
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         let out = lz4::frame::decompress(src, dst.len())?;
         if out.len() != dst.len() {
-            return Err(CodecError::corrupt("lz4 frame decoded to the wrong length"));
+            return Err(CodecError::corrupt(format!(
+                "lz4 frame decoded to {} bytes, expected {}",
+                out.len(),
+                dst.len()
+            )));
         }
         dst.copy_from_slice(&out);
         Ok(())
@@ -147,16 +127,17 @@ impl Codec for Lz4Frame {
 }
 
 struct Zstd {
-    level: i32,
+    spec: MethodSpec,
     compressor: zstd::bulk::Compressor<'static>,
     decompressor: zstd::bulk::Decompressor<'static>,
 }
 
 impl Zstd {
-    fn new(level: i32) -> Result<Zstd> {
+    fn new(spec: MethodSpec) -> Result<Zstd> {
+        let level = spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL);
         let fail = |e: std::io::Error| CodecError::invalid(format!("zstd: {e}"));
         Ok(Zstd {
-            level,
+            spec,
             compressor: zstd::bulk::Compressor::new(level).map_err(fail)?,
             decompressor: zstd::bulk::Decompressor::new().map_err(fail)?,
         })
@@ -164,24 +145,25 @@ impl Zstd {
 }
 
 impl Codec for Zstd {
-    fn name(&self) -> String {
-        "zstd".into()
+    fn spec(&self) -> MethodSpec {
+        self.spec
     }
-    fn level(&self) -> Option<i32> {
-        Some(self.level)
+    fn compress_bound(&self, len: usize) -> usize {
+        zstd_codec::compress_bound(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        dst.clear();
-        dst.reserve(zstd_codec::compress_bound(src.len()));
-        self.compressor.compress_to_buffer(src, dst).ok()
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        self.compressor
+            .compress_to_buffer(src, dst)
+            .map(Some)
+            .map_err(|e| CodecError::invalid(format!("zstd compression failed: {e}")))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         let n = self
             .decompressor
             .decompress_to_buffer(src, dst)
             .map_err(|e| CodecError::corrupt(format!("zstd frame is corrupt: {e}")))?;
         if n != dst.len() {
-            return Err(CodecError::corrupt("zstd frame decoded to the wrong length"));
+            return Err(CodecError::corrupt(format!("zstd frame decoded to {n} bytes, expected {}", dst.len())));
         }
         Ok(())
     }
@@ -191,50 +173,61 @@ impl Codec for Zstd {
 struct Memcpy;
 
 impl Codec for Memcpy {
-    fn name(&self) -> String {
-        "memcpy".into()
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::Memcpy, level: None }
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        dst.clear();
-        dst.extend_from_slice(src);
-        Some(src.len())
+    fn compress_bound(&self, len: usize) -> usize {
+        len
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        dst[..src.len()].copy_from_slice(src);
+        Ok(Some(src.len()))
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(CodecError::corrupt("memcpy: stored copy has the wrong length"));
+        }
         dst.copy_from_slice(src);
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::registry::{Named, METHODS};
 
-    #[test]
-    fn specs_parse_and_build() {
-        assert_eq!(CodecSpec::parse(" zstd:19 ").unwrap(), CodecSpec { name: "zstd".into(), level: Some(19) });
-        assert_eq!(CodecSpec::parse("LZ4").unwrap(), CodecSpec { name: "lz4".into(), level: None });
-        assert!(CodecSpec::parse("zstd:high").is_err());
-        for name in RUST_METHODS {
-            let codec = rust_codec(&CodecSpec::parse(name).unwrap(), 3).unwrap().unwrap();
-            assert_eq!(&codec.name(), name);
-        }
-        assert_eq!(rust_codec(&CodecSpec::parse("zstd").unwrap(), 7).unwrap().unwrap().level(), Some(7));
-        assert!(rust_codec(&CodecSpec::parse("zstd:99").unwrap(), 3).is_err());
-        assert!(rust_codec(&CodecSpec::parse("lz4:3").unwrap(), 3).is_err());
-        assert!(rust_codec(&CodecSpec::parse("snappy").unwrap(), 3).unwrap().is_none());
+    /// One of our codecs by method text (test shorthand).
+    pub(crate) fn codec(text: &str) -> Box<dyn Codec> {
+        build(&MethodSpec::parse(text, 3).unwrap()).unwrap()
     }
 
     #[test]
-    fn every_rust_codec_round_trips_through_the_trait() {
+    fn every_rust_method_builds_and_round_trips_through_the_trait() {
         let data = b"codec trait round trip, codec trait round trip, codec trait round trip".repeat(50);
-        for name in RUST_METHODS {
-            let mut codec = rust_codec(&CodecSpec::parse(name).unwrap(), 3).unwrap().unwrap();
+        for info in METHODS.iter().filter(|m| !m.server) {
+            let mut codec = codec(info.name);
+            assert_eq!(codec.spec().kind, info.kind);
             let mut packed = Vec::new();
-            let n = codec.compress(&data, &mut packed).expect(name);
-            assert_eq!(n, packed.len(), "{name}");
+            let n = compress_to_vec(codec.as_mut(), &data, &mut packed).unwrap().expect(info.name);
+            assert!(n <= codec.compress_bound(data.len()), "{}", info.name);
             let mut out = vec![0u8; data.len()];
-            codec.decompress(&packed, &mut out).unwrap();
-            assert_eq!(out, data, "{name}");
+            codec.decompress(&packed[..n], &mut out, &mut || ()).unwrap();
+            assert_eq!(out, data, "{}", info.name);
         }
+        assert_eq!(codec("zstd:7").spec().level, Some(7));
+        for server in METHODS.iter().filter(|m| m.server) {
+            let spec = MethodSpec::parse(server.name, 3).unwrap();
+            assert!(matches!(build(&spec), Err(CodecError::InvalidParameter(_))), "{}", server.kind.name());
+        }
+    }
+
+    #[test]
+    fn refusal_is_none_and_damage_is_an_error() {
+        let mut pglz = codec("pglz");
+        let mut scratch = Vec::new();
+        assert_eq!(compress_to_vec(pglz.as_mut(), b"short", &mut scratch).unwrap(), None);
+        let mut out = [0u8; 10];
+        assert!(matches!(pglz.decompress(b"\x02\x61\x00\x00", &mut out, &mut || ()), Err(CodecError::Corrupt(_))));
     }
 }

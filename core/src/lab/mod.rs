@@ -10,7 +10,8 @@
 //! * **Fixed work, interleaved.** Every method does the same number of iterations over the same
 //!   slices, after one untimed warm-up iteration; the methods of one run take turns within each
 //!   iteration, so drift in the machine's speed hits them alike. All buffers are allocated
-//!   before the timed regions.
+//!   before the timed regions, in two contiguous arenas whose size is bounded by the input
+//!   (see [`harness`]).
 //! * **Raw fallback.** A slice the method refuses (pglz's strategy) or that does not shrink is
 //!   stored raw, as PostgreSQL does; such slices are counted (`raw_slices`) and their raw size
 //!   is what `output_bytes` counts. They are not decompressed.
@@ -21,11 +22,13 @@
 //!   each the median and the best of the iterations, plus the summed wall time and the CPU time
 //!   (user + system, from `getrusage(RUSAGE_THREAD)`) of the timed regions.
 
+pub mod checksums;
 pub mod codecs;
 pub mod harness;
 pub mod payload;
-pub mod report;
+pub mod render;
 
-pub use codecs::{Codec, CodecSpec};
-pub use harness::{bench_checksums, bench_codec, measure_codec, measure_codecs, BenchRow, Checksum, ChecksumRow, Hooks, Measurement, NoHooks};
+pub use checksums::{bench_checksums, Checksum, ChecksumRow};
+pub use codecs::Codec;
+pub use harness::{bench_codec, measure_codec, measure_codecs, BenchRow, Hooks, Measurement, NoHooks};
 pub use payload::Payload;

@@ -7,13 +7,25 @@ pub fn compress(src: &[u8]) -> Vec<u8> {
     lz4_flex::block::compress(src)
 }
 
+/// The largest block [`compress_to`] can write for `len` input bytes.
+pub fn compress_bound(len: usize) -> usize {
+    lz4_flex::block::get_maximum_output_size(len)
+}
+
 /// Compress `src` into `dst`, reusing its allocation; returns the block length.
 pub fn compress_into(src: &[u8], dst: &mut Vec<u8>) -> usize {
     dst.clear();
-    dst.resize(lz4_flex::block::get_maximum_output_size(src.len()), 0);
-    let n = lz4_flex::block::compress_into(src, dst).expect("buffer sized by get_maximum_output_size");
+    dst.resize(compress_bound(src.len()), 0);
+    let n = compress_to(src, dst).expect("buffer sized by compress_bound");
     dst.truncate(n);
     n
+}
+
+/// Compress `src` into the front of `dst` (at least [`compress_bound`] bytes); returns the
+/// block length.
+pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    lz4_flex::block::compress_into(src, dst)
+        .map_err(|e| CodecError::invalid(format!("lz4 compression failed: output buffer too small ({e})")))
 }
 
 /// Decompress one LZ4 block that must expand to exactly `raw_size` bytes.

@@ -16,9 +16,13 @@
 //!   bytes and an optional xxHash32 content checksum. Skippable frames (magic 0x184D2A5?) and
 //!   concatenated frames are allowed by the specification.
 //!
+//! * **Streaming** ([`stream`]): one block per record, each free to refer back into the
+//!   records before it (`LZ4_compress_fast_continue` / `LZ4_decompress_safe_usingDict`).
+//!
 //! Decoding untrusted input never allocates more than the caller's limit: the raw size of a
 //! block (given or prepended) and a frame's declared content size are checked against it
 //! first, and frames without a declared size are decoded through a bounded reader.
 
 pub mod block;
 pub mod frame;
+pub mod stream;

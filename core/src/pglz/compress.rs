@@ -141,6 +141,12 @@ pub fn compress(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
 /// and returns the compressed length. On `None` the contents of `dst` are
 /// unspecified.
 pub fn compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Option<usize> {
+    into_vec(src, dst, |src, out| compress_to(src, out, strategy))
+}
+
+/// Like [`compress`], but writes into the front of `dst`, which must hold at least
+/// [`max_output`]`(src.len())` bytes, and returns the compressed length.
+pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
     compress_with::<false>(src, dst, strategy)
 }
 
@@ -150,38 +156,39 @@ pub fn compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Opti
 /// bytes are only partly entered into the history (see the `pglz` module
 /// documentation). Same format (PostgreSQL decodes it), same strategy
 /// semantics and accept/refuse rules, same walk order, good-match decay and
-/// 4094-byte reach; on real pages, WAL and text the compressed size is within
-/// about half a percent of C's.
+/// 4094-byte reach.
 pub fn compress_fast(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     compress_fast_into(src, &mut out, strategy)?;
     Some(out)
 }
 
-/// [`compress_fast`] into a reused buffer; see [`compress_into`].
+/// [`compress_fast`] into a reused vector; see [`compress_into`].
 pub fn compress_fast_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Option<usize> {
+    into_vec(src, dst, |src, out| compress_fast_to(src, out, strategy))
+}
+
+/// [`compress_fast`] into the front of a slice; see [`compress_to`].
+pub fn compress_fast_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
     compress_with::<true>(src, dst, strategy)
 }
 
-fn compress_with<const FAST: bool>(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Option<usize> {
-    let params = Params::new(src.len(), strategy)?;
+fn into_vec(src: &[u8], dst: &mut Vec<u8>, to: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>) -> Option<usize> {
     dst.clear();
     dst.resize(max_output(src.len()), 0);
-    let result = WORKSPACE.with(|ws| match ws.try_borrow_mut() {
+    let n = to(src, dst);
+    dst.truncate(n.unwrap_or(0));
+    n
+}
+
+fn compress_with<const FAST: bool>(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
+    let params = Params::new(src.len(), strategy)?;
+    let dst = &mut dst[..max_output(src.len())];
+    WORKSPACE.with(|ws| match ws.try_borrow_mut() {
         Ok(mut ws) => compress_sized::<FAST>(src, dst, &params, &mut ws),
         // Not reachable today (nothing re-enters the compressor), but stay correct.
         Err(_) => compress_sized::<FAST>(src, dst, &params, &mut Workspace::new()),
-    });
-    match result {
-        Some(n) => {
-            dst.truncate(n);
-            Some(n)
-        }
-        None => {
-            dst.clear();
-            None
-        }
-    }
+    })
 }
 
 fn compress_sized<const FAST: bool>(

@@ -177,6 +177,6 @@ mod compress;
 mod decompress;
 mod strategy;
 
-pub use compress::{compress, compress_fast, compress_fast_into, compress_into, max_output};
+pub use compress::{compress, compress_fast, compress_fast_into, compress_fast_to, compress_into, compress_to, max_output};
 pub use decompress::{decompress, decompress_into, maximum_compressed_size, MAX_RAW_SIZE};
 pub use strategy::Strategy;

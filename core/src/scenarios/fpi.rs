@@ -17,30 +17,39 @@
 //! without the 5-byte block image header every image has in all settings, nor the extra 2 bytes
 //! for a compressed image with a hole.
 
-use super::super::lab::codecs::Codec;
-use super::super::lab::harness::thread_cpu_seconds;
-use crate::lab::payload::{page_hole, page_image_without_hole, BLCKSZ};
+use serde::Serialize;
+
+use crate::clock::thread_cpu_seconds;
+use crate::error::Result;
+use crate::lab::codecs::{compress_to_vec, Codec};
+use crate::page::{self, Hole, BLCKSZ};
 
 /// `SizeOfXLogRecordBlockCompressHeader`: the hole length stored beside a compressed image.
 pub const COMPRESSED_HOLE_HEADER: usize = 2;
 
+/// PostgreSQL 15's `wal_compression` settings and the method each runs, as registry method
+/// text: our pglz is byte-identical to the server's; lz4 and zstd are the server's own liblz4
+/// and libzstd at the settings xloginsert.c uses (`LZ4_compress_default`, `ZSTD_CLEVEL_DEFAULT`).
+pub const WAL_SETTINGS: &[(&str, Option<&str>)] =
+    &[("off", None), ("pglz", Some("pglz")), ("lz4", Some("server_lz4")), ("zstd", Some("server_zstd:3"))];
+
 /// The bytes WAL stores for one page image, and whether they are compressed.
-pub fn stored_image(page: &[u8], codec: Option<&mut (dyn Codec + 'static)>, scratch: &mut Vec<u8>) -> (usize, bool) {
-    let (_, hole_length) = page_hole(page);
+pub fn stored_image(page: &[u8], codec: Option<&mut (dyn Codec + '_)>, scratch: &mut Vec<u8>) -> Result<(usize, bool)> {
+    let (_, hole_length) = page::hole(page);
     let orig_len = BLCKSZ - hole_length;
     let Some(codec) = codec else {
-        return (orig_len, false);
+        return Ok((orig_len, false));
     };
-    let image = page_image_without_hole(page);
+    let image = Hole::Removed.apply(page);
     let extra = if hole_length != 0 { COMPRESSED_HOLE_HEADER } else { 0 };
-    match codec.compress(&image, scratch) {
+    Ok(match compress_to_vec(codec, &image, scratch)? {
         Some(len) if len + extra < orig_len => (len, true),
         _ => (orig_len, false),
-    }
+    })
 }
 
 /// One `wal_compression` setting's totals.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FpiEstimate {
     pub wal_compression: String,
     pub images: u64,
@@ -49,14 +58,16 @@ pub struct FpiEstimate {
     pub cpu_seconds: f64,
 }
 
-impl FpiEstimate {
-    pub fn cpu_ns_per_image(&self) -> f64 {
-        if self.images == 0 {
-            0.0
-        } else {
-            self.cpu_seconds * 1e9 / self.images as f64
-        }
-    }
+/// One result row of `estimate_wal_compression`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FpiRow {
+    pub wal_compression: String,
+    pub images: i64,
+    pub compressed_images: i64,
+    pub fpi_bytes: i64,
+    /// `off`'s bytes over this setting's.
+    pub ratio: f64,
+    pub cpu_ns_per_image: f64,
 }
 
 /// Accumulates images of pages under several settings; `None` as codec means `off`.
@@ -69,30 +80,22 @@ impl FpiEstimator {
     pub fn new(settings: Vec<(String, Option<Box<dyn Codec>>)>) -> FpiEstimator {
         let settings = settings
             .into_iter()
-            .map(|(name, codec)| {
-                let estimate = FpiEstimate {
-                    wal_compression: name,
-                    images: 0,
-                    compressed_images: 0,
-                    fpi_bytes: 0,
-                    cpu_seconds: 0.0,
-                };
-                (estimate, codec)
-            })
+            .map(|(name, codec)| (FpiEstimate::empty(name), codec))
             .collect();
         FpiEstimator { settings, scratch: Vec::with_capacity(2 * BLCKSZ) }
     }
 
     /// Add one page (BLCKSZ bytes as in shared buffers) under every setting.
-    pub fn add_page(&mut self, page: &[u8]) {
+    pub fn add_page(&mut self, page: &[u8]) -> Result<()> {
         for (estimate, codec) in &mut self.settings {
             let cpu = thread_cpu_seconds();
-            let (len, compressed) = stored_image(page, codec.as_deref_mut(), &mut self.scratch);
+            let (len, compressed) = stored_image(page, codec.as_deref_mut(), &mut self.scratch)?;
             estimate.cpu_seconds += thread_cpu_seconds() - cpu;
             estimate.images += 1;
             estimate.compressed_images += compressed as u64;
             estimate.fpi_bytes += len as u64;
         }
+        Ok(())
     }
 
     pub fn finish(self) -> Vec<FpiEstimate> {
@@ -100,11 +103,63 @@ impl FpiEstimator {
     }
 }
 
+impl FpiEstimate {
+    fn empty(wal_compression: String) -> FpiEstimate {
+        FpiEstimate { wal_compression, images: 0, compressed_images: 0, fpi_bytes: 0, cpu_seconds: 0.0 }
+    }
+}
+
+/// Totals over several relations, each measured on all its pages or on a sample scaled up to
+/// the relation (`scale` = pages of the relation / pages measured).
+#[derive(Debug, Default)]
+pub struct FpiTotals {
+    totals: Vec<FpiEstimate>,
+}
+
+impl FpiTotals {
+    pub fn add_scaled(&mut self, estimates: Vec<FpiEstimate>, scale: f64) {
+        let scaled = |v: u64| (v as f64 * scale).round() as u64;
+        for (i, e) in estimates.into_iter().enumerate() {
+            if self.totals.len() <= i {
+                self.totals.push(FpiEstimate::empty(e.wal_compression.clone()));
+            }
+            let t = &mut self.totals[i];
+            t.images += scaled(e.images);
+            t.compressed_images += scaled(e.compressed_images);
+            t.fpi_bytes += scaled(e.fpi_bytes);
+            t.cpu_seconds += e.cpu_seconds * scale;
+        }
+    }
+
+    /// One row per setting of [`WAL_SETTINGS`] (zeros when nothing was added), with the ratio
+    /// against `off` and the CPU per image.
+    pub fn rows(&self) -> Vec<FpiRow> {
+        let totals: Vec<FpiEstimate> = if self.totals.is_empty() {
+            WAL_SETTINGS.iter().map(|(name, _)| FpiEstimate::empty(name.to_string())).collect()
+        } else {
+            self.totals.clone()
+        };
+        let off_bytes = totals[0].fpi_bytes as f64;
+        totals
+            .into_iter()
+            .map(|e| FpiRow {
+                ratio: if e.fpi_bytes > 0 { off_bytes / e.fpi_bytes as f64 } else { 1.0 },
+                cpu_ns_per_image: if e.images == 0 { 0.0 } else { e.cpu_seconds * 1e9 / e.images as f64 },
+                images: e.images as i64,
+                compressed_images: e.compressed_images as i64,
+                fpi_bytes: e.fpi_bytes as i64,
+                wal_compression: e.wal_compression,
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::codecs::{rust_codec, CodecSpec};
-    use crate::lab::payload::SeededRng;
+    use crate::lab::codecs::tests::codec;
+    use crate::registry::{MethodKind, MethodSpec};
+    use crate::rng::SeededRng;
 
     fn page(lower: u16, upper: u16, fill: impl Fn(usize) -> u8) -> Vec<u8> {
         let mut p: Vec<u8> = (0..BLCKSZ).map(fill).collect();
@@ -116,20 +171,16 @@ mod tests {
         p
     }
 
-    fn codec(name: &str) -> Box<dyn Codec> {
-        rust_codec(&CodecSpec::parse(name).unwrap(), 3).unwrap().unwrap()
-    }
-
     #[test]
     fn off_stores_the_hole_less_image() {
         let p = page(200, 6000, |i| (i % 7) as u8);
-        assert_eq!(stored_image(&p, None, &mut Vec::new()), (BLCKSZ - 5800, false));
+        assert_eq!(stored_image(&p, None, &mut Vec::new()).unwrap(), (BLCKSZ - 5800, false));
     }
 
     #[test]
     fn compression_kept_only_when_it_beats_the_extra_header() {
         let compressible = page(200, 6000, |i| (i % 7) as u8);
-        let (len, compressed) = stored_image(&compressible, Some(codec("pglz").as_mut()), &mut Vec::new());
+        let (len, compressed) = stored_image(&compressible, Some(codec("pglz").as_mut()), &mut Vec::new()).unwrap();
         assert!(compressed && len < 200);
         let mut rng = SeededRng::new(5);
         let mut random = page(1000, 1000, |_| 0);
@@ -137,22 +188,25 @@ mod tests {
         random[12..14].copy_from_slice(&1000u16.to_le_bytes());
         random[14..16].copy_from_slice(&1000u16.to_le_bytes());
         for name in ["pglz", "lz4", "zstd"] {
-            assert_eq!(stored_image(&random, Some(codec(name).as_mut()), &mut Vec::new()), (BLCKSZ, false), "{name}");
+            assert_eq!(stored_image(&random, Some(codec(name).as_mut()), &mut Vec::new()).unwrap(), (BLCKSZ, false), "{name}");
         }
     }
 
     /// A codec that saves exactly `saving` bytes: the 2-byte hole header decides.
     struct Saves(usize);
     impl Codec for Saves {
-        fn name(&self) -> String {
-            "saves".into()
+        fn spec(&self) -> MethodSpec {
+            MethodSpec { kind: MethodKind::Memcpy, level: None }
         }
-        fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-            dst.clear();
-            dst.extend_from_slice(&src[..src.len() - self.0]);
-            Some(dst.len())
+        fn compress_bound(&self, len: usize) -> usize {
+            len
         }
-        fn decompress(&mut self, _: &[u8], _: &mut [u8]) -> crate::error::Result<()> {
+        fn compress(&mut self, src: &[u8], dst: &mut [u8], _: &mut dyn FnMut()) -> Result<Option<usize>> {
+            let n = src.len() - self.0;
+            dst[..n].copy_from_slice(&src[..n]);
+            Ok(Some(n))
+        }
+        fn decompress(&mut self, _: &[u8], _: &mut [u8], _: &mut dyn FnMut()) -> Result<()> {
             unreachable!()
         }
     }
@@ -161,21 +215,31 @@ mod tests {
     fn the_boundary_is_compressed_plus_extra_less_than_original() {
         let with_hole = page(100, 200, |i| i as u8);
         let orig = BLCKSZ - 100;
-        assert_eq!(stored_image(&with_hole, Some(&mut Saves(2)), &mut Vec::new()), (orig, false));
-        assert_eq!(stored_image(&with_hole, Some(&mut Saves(3)), &mut Vec::new()), (orig - 3, true));
+        assert_eq!(stored_image(&with_hole, Some(&mut Saves(2)), &mut Vec::new()).unwrap(), (orig, false));
+        assert_eq!(stored_image(&with_hole, Some(&mut Saves(3)), &mut Vec::new()).unwrap(), (orig - 3, true));
         let no_hole = page(8192, 8192, |i| i as u8);
-        assert_eq!(stored_image(&no_hole, Some(&mut Saves(1)), &mut Vec::new()), (BLCKSZ - 1, true));
+        assert_eq!(stored_image(&no_hole, Some(&mut Saves(1)), &mut Vec::new()).unwrap(), (BLCKSZ - 1, true));
     }
 
     #[test]
     fn estimator_totals_per_setting() {
         let mut est = FpiEstimator::new(vec![("off".into(), None), ("pglz".into(), Some(codec("pglz")))]);
         for _ in 0..3 {
-            est.add_page(&page(200, 6000, |i| (i % 7) as u8));
+            est.add_page(&page(200, 6000, |i| (i % 7) as u8)).unwrap();
         }
         let rows = est.finish();
         assert_eq!(rows[0].fpi_bytes, 3 * (BLCKSZ as u64 - 5800));
         assert_eq!((rows[1].images, rows[1].compressed_images), (3, 3));
         assert!(rows[1].fpi_bytes < rows[0].fpi_bytes / 4);
+        // Two relations, the second sampled at one page in ten: scaled up, ratio against off.
+        let mut totals = FpiTotals::default();
+        assert_eq!(totals.rows().len(), WAL_SETTINGS.len());
+        assert!(totals.rows().iter().all(|r| r.images == 0 && r.ratio == 1.0));
+        totals.add_scaled(rows.clone(), 1.0);
+        totals.add_scaled(rows, 10.0);
+        let out = totals.rows();
+        assert_eq!((out[0].images, out[1].compressed_images), (33, 33));
+        assert_eq!(out[0].fpi_bytes, 33 * (BLCKSZ as i64 - 5800));
+        assert!((out[0].ratio - 1.0).abs() < 1e-12 && out[1].ratio > 4.0);
     }
 }

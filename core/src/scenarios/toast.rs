@@ -14,6 +14,13 @@
 //!   raw data alone. Inline it reports the varlena size: compressed + 8, or data + 4 (data + 1
 //!   for a short value under 127 bytes).
 
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::lab::codecs::{compress_to_vec, Codec};
+use crate::lab::harness::{measure_codec, Hooks};
+use crate::lab::payload::Payload;
+
 /// `TOAST_TUPLE_THRESHOLD` and `TOAST_TUPLE_TARGET` for 8 kB blocks.
 pub const TOAST_TUPLE_THRESHOLD: usize = 2032;
 /// Varlena header plus the 4-byte raw size/method word of a compressed value.
@@ -46,6 +53,56 @@ pub fn stored_value_size(valsize: usize, row_overhead: usize, compressed_len: Op
     }
 }
 
+/// TOAST's methods in PostgreSQL 15 and the method each runs, as registry method text: our
+/// pglz is byte-identical to the server's, lz4 is the system liblz4 the server links.
+pub const TOAST_METHODS: &[(&str, &str)] = &[("pglz", "pglz"), ("lz4", "server_lz4")];
+
+/// One result row of `estimate_toast_compression`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToastRow {
+    pub method: String,
+    pub values: i64,
+    pub compressed_values: i64,
+    pub raw_bytes: i64,
+    pub stored_bytes: i64,
+    pub ratio: f64,
+    pub compress_mbps: f64,
+    pub decompress_mbps: f64,
+}
+
+/// What TOAST would store for `values` (one column's values; `row_overhead` bytes of the rest
+/// of each row) under `method`, run by `codec`; speeds measured on the same values.
+pub fn estimate(
+    values: &Payload,
+    row_overhead: usize,
+    method: &str,
+    codec: &mut dyn Codec,
+    iterations: u32,
+    hooks: &mut dyn Hooks,
+) -> Result<ToastRow> {
+    let mut scratch = Vec::new();
+    let (mut stored, mut compressed, mut raw) = (0usize, 0i64, 0usize);
+    for value in &values.pieces {
+        hooks.tick();
+        let len = compress_to_vec(codec, value, &mut scratch)?;
+        let (size, was_compressed) = stored_value_size(value.len(), row_overhead, len);
+        stored += size;
+        raw += value.len();
+        compressed += was_compressed as i64;
+    }
+    let speed = measure_codec(values, 0, codec, iterations, hooks)?.row(&values.name, &codec.spec(), 0);
+    Ok(ToastRow {
+        method: method.to_string(),
+        values: values.pieces.len() as i64,
+        compressed_values: compressed,
+        raw_bytes: raw as i64,
+        stored_bytes: stored as i64,
+        ratio: if stored > 0 { raw as f64 / stored as f64 } else { 1.0 },
+        compress_mbps: speed.compress_mbps,
+        decompress_mbps: speed.decompress_mbps,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,5 +125,19 @@ mod tests {
         // VARSIZE(compressed) = len + 8 must be < valsize - 2
         assert_eq!(stored_value_size(3000, 28, Some(2990)).1, false);
         assert_eq!(stored_value_size(3000, 28, Some(2989)).1, true);
+    }
+
+    #[test]
+    fn estimate_counts_values_by_the_rules() {
+        let values = Payload::new(
+            "t.c",
+            vec![b"small".to_vec(), b"wide and repetitive ".repeat(200), crate::rng::SeededRng::new(1).bytes(5000)],
+        );
+        let mut pglz = crate::lab::codecs::tests::codec("pglz");
+        let row = estimate(&values, 28, "pglz", pglz.as_mut(), 1, &mut crate::lab::NoHooks).unwrap();
+        assert_eq!((row.values, row.compressed_values, row.raw_bytes), (3, 1, 9005));
+        // small inline (5 + 1), random external raw (5000), repetitive compressed and inline
+        assert!(row.stored_bytes > 5006 && row.stored_bytes < 5006 + 200, "{row:?}");
+        assert!(row.compress_mbps > 0.0 && row.ratio > 1.0);
     }
 }

@@ -1,5 +1,5 @@
-//! The compression methods compresslab offers by name, and the self-describing envelope that
-//! `compresslab.compress()` writes so that `decompress()` needs no method argument.
+//! The self-describing envelope that `compresslab.compress()` writes so that `decompress()`
+//! needs no method argument, and the methods it can name.
 //!
 //! Envelope layout (10-byte header, then the payload):
 //!
@@ -14,7 +14,8 @@
 //! smaller than the raw bytes is stored raw (method id 0): the envelope never costs more than
 //! its header. pglz uses the `default` strategy, as TOAST does.
 
-use crate::error::{CodecError, Result};
+use crate::error::{try_with_capacity, CodecError, Result};
+use crate::registry::{parse_named, Named};
 use crate::{lz4, pglz, zstd_codec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,10 +27,10 @@ pub enum Method {
     Zstd,
 }
 
-impl Method {
-    pub const ALL: [Method; 4] = [Method::None, Method::Pglz, Method::Lz4, Method::Zstd];
-
-    pub fn name(self) -> &'static str {
+impl Named for Method {
+    const WHAT: &'static str = "compression method";
+    const ALL: &'static [Method] = &[Method::None, Method::Pglz, Method::Lz4, Method::Zstd];
+    fn name(self) -> &'static str {
         match self {
             Method::None => "none",
             Method::Pglz => "pglz",
@@ -37,17 +38,11 @@ impl Method {
             Method::Zstd => "zstd",
         }
     }
+}
 
+impl Method {
     pub fn parse(text: &str) -> Result<Method> {
-        let wanted = text.trim();
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(wanted))
-            .ok_or_else(|| {
-                CodecError::invalid(format!(
-                    "unknown compression method \"{text}\"; valid methods are none, pglz, lz4, zstd"
-                ))
-            })
+        parse_named(text)
     }
 
     fn id(self) -> u8 {
@@ -60,7 +55,7 @@ impl Method {
     }
 
     fn from_id(id: u8) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.id() == id)
+        Method::ALL.iter().copied().find(|m| m.id() == id)
     }
 
     /// Check a level for this method: only zstd has levels.
@@ -91,16 +86,16 @@ pub fn compress(src: &[u8], method: Method, level: Option<i32>) -> Result<Vec<u8
         Method::Lz4 => Some(lz4::block::compress(src)),
         Method::Zstd => Some(zstd_codec::compress(src, level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None)?),
     };
-    let (stored_method, payload) = match payload {
-        Some(p) if p.len() < src.len() => (method, p),
-        _ => (Method::None, src.to_vec()),
+    let (stored_method, payload) = match &payload {
+        Some(p) if p.len() < src.len() => (method, &p[..]),
+        _ => (Method::None, src),
     };
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    let mut out = try_with_capacity(HEADER_LEN + payload.len(), "the compressed value")?;
     out.extend_from_slice(&MAGIC);
     out.push(FORMAT_VERSION);
     out.push(stored_method.id());
     out.extend_from_slice(&raw_len.to_le_bytes());
-    out.extend_from_slice(&payload);
+    out.extend_from_slice(payload);
     Ok(out)
 }
 
@@ -136,15 +131,15 @@ pub fn info(src: &[u8]) -> Result<EnvelopeInfo> {
 pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
     let info = info(src)?;
     if info.raw_size > max_raw {
-        return Err(CodecError::too_large(format!(
-            "compressed value declares {} decompressed bytes, more than the limit of {max_raw} \
-             (compresslab.max_decompressed_size)",
-            info.raw_size
-        )));
+        return Err(CodecError::over_limit("compressed value", info.raw_size as u64, max_raw));
     }
     let payload = &src[HEADER_LEN..];
     let out = match info.method {
-        Method::None => payload.to_vec(),
+        Method::None => {
+            let mut out = try_with_capacity(payload.len(), "the decompressed value")?;
+            out.extend_from_slice(payload);
+            out
+        }
         Method::Pglz => pglz::decompress(payload, info.raw_size, true)?,
         Method::Lz4 => lz4::block::decompress(payload, info.raw_size)?,
         Method::Zstd => zstd_codec::decompress(payload, None, info.raw_size)?,
@@ -166,7 +161,7 @@ mod tests {
     #[test]
     fn every_method_round_trips_and_reports_itself() {
         let data = b"envelope envelope envelope envelope envelope envelope".repeat(40);
-        for method in Method::ALL {
+        for &method in Method::ALL {
             let packed = compress(&data, method, None).unwrap();
             let info = info(&packed).unwrap();
             assert_eq!(info.method, method);
@@ -178,16 +173,8 @@ mod tests {
 
     #[test]
     fn incompressible_input_is_stored_raw() {
-        let mut x = 0x9E37_79B9u32;
-        let data: Vec<u8> = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect();
-        for method in Method::ALL {
+        let data = crate::rng::SeededRng::new(0x9E37_79B9).bytes(4096);
+        for &method in Method::ALL {
             let packed = compress(&data, method, None).unwrap();
             assert_eq!(info(&packed).unwrap().method, Method::None);
             assert_eq!(packed.len(), data.len() + HEADER_LEN);

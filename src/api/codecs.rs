@@ -1,11 +1,14 @@
-//! SQL functions for the codecs: the self-describing `compress`/`decompress` pair, and the raw
-//! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame).
+//! SQL functions for the codecs: the self-describing `compress`/`decompress` pair, the raw
+//! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and PostgreSQL's
+//! own C pglz for comparison.
 
-use compresslab_core::{lz4, method, pglz, zstd_codec, Method};
+use compresslab_core::pglz::Strategy;
+use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
 use pgrx::prelude::*;
 
-use crate::errors::{checked_raw_size, OrRaise};
+use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
+use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress_padded};
 
 /// Compress `data` into compresslab's self-describing format. `method` defaults to the
 /// `compresslab.method` setting, `level` (zstd only) to `compresslab.zstd_level`.
@@ -17,13 +20,13 @@ fn compress(data: Option<&[u8]>, method: default!(Option<&str>, "NULL"), level: 
         (Method::Zstd, None) => Some(gucs::zstd_level()),
         (_, level) => level,
     };
-    Some(method::compress(data, method, level).or_raise())
+    Some(envelope::compress(data, method, level).or_raise())
 }
 
 /// Decompress a value written by `compress()`; the method is read from its header.
 #[pg_extern(stable, strict, parallel_safe)]
 fn decompress(data: &[u8]) -> Vec<u8> {
-    method::decompress(data, gucs::max_decompressed_size()).or_raise()
+    envelope::decompress(data, gucs::max_decompressed_size()).or_raise()
 }
 
 /// What the header of a `compress()` value says.
@@ -31,8 +34,8 @@ fn decompress(data: &[u8]) -> Vec<u8> {
 fn compression_info(
     data: &[u8],
 ) -> TableIterator<'static, (name!(method, String), name!(raw_size, i64), name!(compressed_size, i64))> {
-    let info = method::info(data).or_raise();
-    TableIterator::once((info.method.name().to_string(), info.raw_size as i64, info.compressed_size as i64))
+    let info = envelope::info(data).or_raise();
+    TableIterator::once((compresslab_core::registry::Named::name(info.method).to_string(), info.raw_size as i64, info.compressed_size as i64))
 }
 
 /// PostgreSQL's raw pglz format (no header), as TOAST and WAL store it. NULL when the strategy
@@ -101,4 +104,31 @@ fn zstd_compress(
 #[pg_extern(stable, parallel_safe)]
 fn zstd_decompress(data: Option<&[u8]>, dictionary: default!(Option<&[u8]>, "NULL")) -> Option<Vec<u8>> {
     Some(zstd_codec::decompress(data?, dictionary, gucs::max_decompressed_size()).or_raise())
+}
+
+/// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).
+#[pg_extern(immutable, strict, parallel_safe)]
+fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
+    let strategy = Strategy::parse(strategy).or_raise();
+    let mut out = vec![0u8; pglz::max_output(data.len())];
+    let n = c_pglz_compress(data, &mut out, &strategy)?;
+    out.truncate(n);
+    Some(out)
+}
+
+/// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
+#[pg_extern(stable, strict, parallel_safe)]
+fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> Vec<u8> {
+    let mut out = vec![0u8; checked_raw_size(raw_size)];
+    // The C decoder checks for a truncated tag only after reading it: give it 4 spare bytes.
+    let mut padded = Vec::with_capacity(data.len() + 4);
+    padded.extend_from_slice(data);
+    padded.extend_from_slice(&[0; 4]);
+    match c_pglz_decompress_padded(&padded, &mut out, check_complete) {
+        Some(n) => {
+            out.truncate(n);
+            out
+        }
+        None => raise(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data as corrupt")),
+    }
 }

@@ -1,8 +1,9 @@
-//! Rendering results as markdown tables, in the spirit of lzbench's output.
+//! Rendering bench rows for people: a markdown table in the spirit of lzbench's output, and an
+//! SVG chart of compression ratio against speed.
 
 use super::harness::BenchRow;
 
-fn slice_label(slice_size: i64) -> String {
+fn slice_label(slice_size: i32) -> String {
     match slice_size {
         0 => "whole".to_string(),
         n if n % 1024 == 0 => format!("{} KB", n / 1024),
@@ -43,37 +44,6 @@ pub fn markdown(rows: &[BenchRow]) -> String {
         ));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lab::codecs::{rust_codec, CodecSpec};
-    use crate::lab::harness::{bench_codec, NoHooks};
-    use crate::lab::payload::{synthetic, Payload};
-
-    #[test]
-    fn markdown_has_a_row_per_result_and_survives_json() {
-        let p = Payload::new("text", vec![synthetic("text", 30_000, 3).unwrap()]);
-        let rows: Vec<BenchRow> = ["zstd:5", "lz4"]
-            .iter()
-            .map(|m| {
-                let mut c = rust_codec(&CodecSpec::parse(m).unwrap(), 3).unwrap().unwrap();
-                bench_codec(&p, 8192, c.as_mut(), 1, &mut NoHooks).unwrap()
-            })
-            .collect();
-        let table = markdown(&rows);
-        assert_eq!(table.lines().count(), 4);
-        assert!(table.contains("| text | zstd 5 | 8 KB |"), "{table}");
-        assert!(table.contains("| text | lz4 | 8 KB |"), "{table}");
-        let json = serde_json::to_string(&rows).unwrap();
-        let back: Vec<BenchRow> = serde_json::from_str(&json).unwrap();
-        for (b, r) in back.iter().zip(&rows) {
-            assert_eq!((&b.method, b.level, b.slices, b.output_bytes), (&r.method, r.level, r.slices, r.output_bytes));
-            assert!((b.compress_ns_per_byte - r.compress_ns_per_byte).abs() < 1e-9);
-        }
-        assert_eq!(markdown(&back), table);
-    }
 }
 
 /// An SVG scatter chart of compression ratio against compression speed (log scale), one point
@@ -181,22 +151,36 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
 }
 
 #[cfg(test)]
-mod svg_tests {
+mod tests {
     use super::*;
-    use crate::lab::codecs::{rust_codec, CodecSpec};
+    use crate::lab::codecs::tests::codec;
     use crate::lab::harness::{bench_codec, NoHooks};
-    use crate::lab::payload::{synthetic, Payload};
+    use crate::lab::payload::{synthetic, Payload, SyntheticKind};
+
+    fn rows(source: &str, size: usize, methods: &[&str]) -> Vec<BenchRow> {
+        let p = Payload::new(source, vec![synthetic(SyntheticKind::Text, size, 3).unwrap()]);
+        methods.iter().map(|m| bench_codec(&p, 8192, codec(m).as_mut(), 1, &mut NoHooks).unwrap()).collect()
+    }
+
+    #[test]
+    fn markdown_has_a_row_per_result_and_survives_json() {
+        let rows = rows("text", 30_000, &["zstd:5", "lz4"]);
+        let table = markdown(&rows);
+        assert_eq!(table.lines().count(), 4);
+        assert!(table.contains("| text | zstd 5 | 8 KB |"), "{table}");
+        assert!(table.contains("| text | lz4 | 8 KB |"), "{table}");
+        let json = serde_json::to_string(&rows).unwrap();
+        let back: Vec<BenchRow> = serde_json::from_str(&json).unwrap();
+        for (b, r) in back.iter().zip(&rows) {
+            assert_eq!((&b.method, b.level, b.slices, b.output_bytes), (&r.method, r.level, r.slices, r.output_bytes));
+            assert!((b.compress_ns_per_byte - r.compress_ns_per_byte).abs() < 1e-9);
+        }
+        assert_eq!(markdown(&back), table);
+    }
 
     #[test]
     fn one_point_per_row_and_a_legend_per_method() {
-        let p = Payload::new("text <1>", vec![synthetic("text", 40_000, 3).unwrap()]);
-        let rows: Vec<BenchRow> = ["zstd:1", "zstd:9", "lz4", "pglz"]
-            .iter()
-            .map(|m| {
-                let mut c = rust_codec(&CodecSpec::parse(m).unwrap(), 3).unwrap().unwrap();
-                bench_codec(&p, 8192, c.as_mut(), 1, &mut NoHooks).unwrap()
-            })
-            .collect();
+        let rows = rows("text <1>", 40_000, &["zstd:1", "zstd:9", "lz4", "pglz"]);
         let svg = svg_chart(&rows, "ratio vs speed");
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<title>").count(), 4);

@@ -1,12 +1,16 @@
-//! PostgreSQL's own C routines, exported by the postgres binary, exposed for interop tests and
-//! as reference rows in benchmarks: the server's pglz and its CRC-32C.
+//! PostgreSQL's own C routines and the C libraries the server links, as codecs the lab times
+//! beside ours: the server's pglz and CRC-32C (exported by the postgres binary), and the
+//! liblz4 and libzstd it has loaded. Our own zstd is statically linked under the same symbol
+//! names, so the server's libraries are reached through `dlsym` on the already-loaded shared
+//! objects. [`build`] makes any method of the registry, ours or the server's.
 
 use std::ffi::{c_char, c_void};
 
-use compresslab_core::pglz::Strategy;
-use pgrx::prelude::*;
-
-use crate::errors::{checked_raw_size, OrRaise};
+use compresslab_core::error::Result;
+use compresslab_core::lab::{codecs, Codec};
+use compresslab_core::pglz::{self, Strategy};
+use compresslab_core::registry::{MethodKind, MethodSpec};
+use compresslab_core::{zstd_codec, CodecError};
 
 /// `PGLZ_Strategy` from `common/pg_lzcompress.h`: six int32 fields, same order as ours.
 #[repr(C)]
@@ -42,19 +46,16 @@ unsafe extern "C" {
     fn pg_comp_crc32c_sb8(crc: u32, data: *const c_void, len: usize) -> u32;
 }
 
-/// The server's `pglz_compress`; None where it returns -1.
-pub fn c_pglz_compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Option<usize> {
+/// The server's `pglz_compress` into the front of `dst`, which must hold at least
+/// `PGLZ_MAX_OUTPUT(src.len())` = `src.len() + 4` bytes; None where it returns -1.
+pub fn c_pglz_compress(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
     let slen = i32::try_from(src.len()).ok()?;
-    dst.clear();
-    dst.resize(src.len() + 4, 0); // PGLZ_MAX_OUTPUT
+    assert!(dst.len() >= pglz::max_output(src.len()), "pglz_compress needs PGLZ_MAX_OUTPUT bytes");
     let c_strategy = PglzStrategy::from(strategy);
-    // SAFETY: dest has PGLZ_MAX_OUTPUT(slen) bytes, the bound pglz_compress writes within.
+    // SAFETY: dest has at least PGLZ_MAX_OUTPUT(slen) bytes (asserted above), the bound
+    // pglz_compress writes within; source and strategy are valid for the call.
     let n = unsafe { pglz_compress(src.as_ptr().cast(), slen, dst.as_mut_ptr().cast(), &c_strategy) };
-    if n < 0 {
-        return None;
-    }
-    dst.truncate(n as usize);
-    Some(n as usize)
+    usize::try_from(n).ok()
 }
 
 /// The server's `pglz_decompress` into `dst` (whose length is the raw size); None where it
@@ -83,94 +84,40 @@ pub fn c_crc32c(previous: u32, data: &[u8]) -> u32 {
 }
 
 /// The server's portable slicing-by-8 CRC-32C.
-#[cfg_attr(not(feature = "pg_test"), allow(dead_code))]
 pub fn c_crc32c_sb8(previous: u32, data: &[u8]) -> u32 {
     // SAFETY: data is a valid slice.
     unsafe { !pg_comp_crc32c_sb8(!previous, data.as_ptr().cast(), data.len()) }
 }
 
-/// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).
-#[pg_extern(immutable, strict, parallel_safe)]
-fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
-    let strategy = Strategy::parse(strategy).or_raise();
-    let mut out = Vec::new();
-    c_pglz_compress_into(data, &mut out, &strategy).map(|_| out)
-}
-
-/// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
-#[pg_extern(stable, strict, parallel_safe)]
-fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> Vec<u8> {
-    let mut out = vec![0u8; checked_raw_size(raw_size)];
-    let mut padded = Vec::with_capacity(data.len() + 4);
-    padded.extend_from_slice(data);
-    padded.extend_from_slice(&[0; 4]);
-    match c_pglz_decompress_padded(&padded, &mut out, check_complete) {
-        Some(n) => {
-            out.truncate(n);
-            out
-        }
-        None => crate::errors::raise(compresslab_core::CodecError::corrupt(
-            "PostgreSQL's pglz_decompress rejected the data as corrupt",
-        )),
-    }
-}
-
-/// PostgreSQL's own CRC-32C (`pg_comp_crc32c`).
-#[pg_extern(immutable, strict, parallel_safe)]
-fn server_crc32c(data: &[u8]) -> i64 {
-    c_crc32c(0, data) as i64
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reference codecs for the lab: the server's C pglz, and the C liblz4 and libzstd the postgres
-// binary links. Our own zstd is statically linked under the same symbol names, so the server's
-// libraries are reached through dlsym on the already-loaded shared objects.
-// ---------------------------------------------------------------------------------------------
-
-use compresslab_core::lab::{Codec, CodecSpec};
-use compresslab_core::error::Result as CoreResult;
-use compresslab_core::CodecError;
-
-/// Methods measured through PostgreSQL's own C code.
-pub const SERVER_METHODS: &[&str] = &["server_pglz", "server_pglz_always", "server_lz4", "server_zstd"];
-
-/// Build a server codec for `spec`, or `Ok(None)` when it names none.
-pub fn server_codec(spec: &CodecSpec, default_zstd_level: i32) -> CoreResult<Option<Box<dyn Codec>>> {
-    Ok(Some(match spec.name.as_str() {
-        "server_pglz" => {
-            spec.no_level()?;
-            Box::new(ServerPglz { strategy: Strategy::DEFAULT, name: "server_pglz", padded: Vec::new() })
-        }
-        "server_pglz_always" => {
-            spec.no_level()?;
-            Box::new(ServerPglz { strategy: Strategy::ALWAYS, name: "server_pglz_always", padded: Vec::new() })
-        }
-        "server_lz4" => {
-            spec.no_level()?;
-            Box::new(ServerLz4::load()?)
-        }
-        "server_zstd" => {
-            let level = compresslab_core::zstd_codec::check_level(spec.level.unwrap_or(default_zstd_level))?;
-            Box::new(ServerZstd::load(level)?)
-        }
-        _ => return Ok(None),
-    }))
+/// Build the codec of any method of the registry: ours from the core, the server's here.
+pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
+    let spec = *spec;
+    Ok(match spec.kind {
+        MethodKind::ServerPglz => Box::new(ServerPglz { spec, strategy: Strategy::DEFAULT, padded: Vec::new() }),
+        MethodKind::ServerPglzAlways => Box::new(ServerPglz { spec, strategy: Strategy::ALWAYS, padded: Vec::new() }),
+        MethodKind::ServerLz4 => Box::new(ServerLz4::load()?),
+        MethodKind::ServerZstd => Box::new(ServerZstd::load(spec)?),
+        _ => codecs::build(&spec)?,
+    })
 }
 
 struct ServerPglz {
+    spec: MethodSpec,
     strategy: Strategy,
-    name: &'static str,
     padded: Vec<u8>,
 }
 
 impl Codec for ServerPglz {
-    fn name(&self) -> String {
-        self.name.to_string()
+    fn spec(&self) -> MethodSpec {
+        self.spec
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        c_pglz_compress_into(src, dst, &self.strategy)
+    fn compress_bound(&self, len: usize) -> usize {
+        pglz::max_output(len)
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> CoreResult<()> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        Ok(c_pglz_compress(src, dst, &self.strategy))
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         // The copy into a padded buffer is part of what the C decoder needs to be safe; it is
         // small next to decoding and keeps the comparison honest about safety.
         self.padded.clear();
@@ -184,7 +131,7 @@ impl Codec for ServerPglz {
 }
 
 /// Find `symbol` in the already-loaded shared library `library`.
-fn loaded_symbol(library: &std::ffi::CStr, symbol: &std::ffi::CStr) -> CoreResult<*mut c_void> {
+fn loaded_symbol(library: &std::ffi::CStr, symbol: &std::ffi::CStr) -> Result<*mut c_void> {
     // SAFETY: RTLD_NOLOAD only returns a handle to a library that is already mapped.
     let handle = unsafe { libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
     if handle.is_null() {
@@ -210,7 +157,7 @@ struct ServerLz4 {
 }
 
 impl ServerLz4 {
-    fn load() -> CoreResult<ServerLz4> {
+    fn load() -> Result<ServerLz4> {
         let lib = c"liblz4.so.1";
         // SAFETY: the symbols have these C signatures in lz4.h.
         unsafe {
@@ -223,21 +170,24 @@ impl ServerLz4 {
 }
 
 impl Codec for ServerLz4 {
-    fn name(&self) -> String {
-        "server_lz4".into()
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::ServerLz4, level: None }
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        let capacity = src.len() + src.len() / 255 + 16; // LZ4_COMPRESSBOUND
-        dst.clear();
-        dst.resize(capacity, 0);
-        // SAFETY: dst has LZ4_COMPRESSBOUND(src.len()) bytes.
-        let n = unsafe { (self.compress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), src.len() as i32, capacity as i32) };
-        (n > 0).then(|| {
-            dst.truncate(n as usize);
-            n as usize
-        })
+    fn compress_bound(&self, len: usize) -> usize {
+        len + len / 255 + 16 // LZ4_COMPRESSBOUND
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> CoreResult<()> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        let (Ok(slen), Ok(capacity)) = (i32::try_from(src.len()), i32::try_from(dst.len())) else {
+            return Err(CodecError::too_large("liblz4 takes at most 2 GB at once"));
+        };
+        // SAFETY: LZ4_compress_default writes at most dstCapacity bytes and reads srcSize.
+        let n = unsafe { (self.compress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), slen, capacity) };
+        if n <= 0 {
+            return Err(CodecError::invalid("liblz4's LZ4_compress_default failed"));
+        }
+        Ok(Some(n as usize))
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         // SAFETY: LZ4_decompress_safe never writes past dstCapacity nor reads past srcSize.
         let n = unsafe { (self.decompress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), src.len() as i32, dst.len() as i32) };
         if n as usize != dst.len() {
@@ -254,7 +204,7 @@ type ZstdDecompressDctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize
 type ZstdIsErrorFn = unsafe extern "C" fn(usize) -> u32;
 
 struct ServerZstd {
-    level: i32,
+    spec: MethodSpec,
     cctx: *mut c_void,
     dctx: *mut c_void,
     compress: ZstdCompressCctxFn,
@@ -265,14 +215,14 @@ struct ServerZstd {
 }
 
 impl ServerZstd {
-    fn load(level: i32) -> CoreResult<ServerZstd> {
+    fn load(spec: MethodSpec) -> Result<ServerZstd> {
         let lib = c"libzstd.so.1";
         // SAFETY: the symbols have these C signatures in zstd.h.
         unsafe {
             let create_cctx = std::mem::transmute::<*mut c_void, ZstdCreateFn>(loaded_symbol(lib, c"ZSTD_createCCtx")?);
             let create_dctx = std::mem::transmute::<*mut c_void, ZstdCreateFn>(loaded_symbol(lib, c"ZSTD_createDCtx")?);
             Ok(ServerZstd {
-                level,
+                spec,
                 cctx: create_cctx(),
                 dctx: create_dctx(),
                 compress: std::mem::transmute::<*mut c_void, ZstdCompressCctxFn>(loaded_symbol(lib, c"ZSTD_compressCCtx")?),
@@ -296,26 +246,23 @@ impl Drop for ServerZstd {
 }
 
 impl Codec for ServerZstd {
-    fn name(&self) -> String {
-        "server_zstd".into()
+    fn spec(&self) -> MethodSpec {
+        self.spec
     }
-    fn level(&self) -> Option<i32> {
-        Some(self.level)
+    fn compress_bound(&self, len: usize) -> usize {
+        zstd_codec::compress_bound(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
-        let capacity = compresslab_core::zstd_codec::compress_bound(src.len());
-        dst.clear();
-        dst.resize(capacity, 0);
-        // SAFETY: dst has ZSTD_compressBound(src.len()) bytes; the context is ours.
-        let n = unsafe { (self.compress)(self.cctx, dst.as_mut_ptr().cast(), capacity, src.as_ptr().cast(), src.len(), self.level) };
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        let level = self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL);
+        // SAFETY: libzstd writes at most dst.len() bytes and reads src.len(); the context is ours.
+        let n = unsafe { (self.compress)(self.cctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len(), level) };
         // SAFETY: ZSTD_isError only inspects the code.
         if unsafe { (self.is_error)(n) } != 0 {
-            return None;
+            return Err(CodecError::invalid("libzstd's ZSTD_compressCCtx failed"));
         }
-        dst.truncate(n);
-        Some(n)
+        Ok(Some(n))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> CoreResult<()> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         // SAFETY: libzstd never writes past the capacity given; the context is ours.
         let n = unsafe { (self.decompress)(self.dctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len()) };
         // SAFETY: as above.

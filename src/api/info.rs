@@ -1,6 +1,8 @@
-//! What this build offers: `version()` and `capabilities()`, the smoke report of the main job.
+//! What this build offers: `version()`, `capabilities()` (every codec and checksum exercised
+//! once) and the choices the SQL API takes by name (`methods()`).
 
-use compresslab_core::{checksum, lz4, method, pglz, zstd_codec, Method};
+use compresslab_core::registry::{Named, METHODS};
+use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, Method};
 use pgrx::prelude::*;
 
 /// The extension's version.
@@ -36,8 +38,8 @@ fn capabilities() -> TableIterator<
     for m in [Method::Pglz, Method::Lz4, Method::Zstd] {
         codec(
             &format!("compress({})", m.name()),
-            method::compress(&data, m, None).ok(),
-            &|p| method::decompress(p, usize::MAX).ok(),
+            envelope::compress(&data, m, None).ok(),
+            &|p| envelope::decompress(p, usize::MAX).ok(),
         );
     }
     codec("pglz (PostgreSQL format)", pglz::compress(&data, &pglz::Strategy::DEFAULT), &|p| {
@@ -64,4 +66,31 @@ fn capabilities() -> TableIterator<
         ));
     }
     TableIterator::new(rows)
+}
+
+/// The benchmark methods of the lab, from the registry: name, codec family, whether it is
+/// PostgreSQL's own C code, the levels it takes, and what it is.
+#[pg_extern(immutable, parallel_safe)]
+fn methods() -> TableIterator<
+    'static,
+    (
+        name!(method, String),
+        name!(family, String),
+        name!(server_code, bool),
+        name!(min_level, Option<i32>),
+        name!(max_level, Option<i32>),
+        name!(description, String),
+    ),
+> {
+    TableIterator::new(METHODS.iter().map(|m| {
+        let levels = m.family.levels();
+        (
+            m.kind.name().to_string(),
+            m.family.name().to_string(),
+            m.server,
+            levels.as_ref().map(|r| *r.start()),
+            levels.as_ref().map(|r| *r.end()),
+            m.about.to_string(),
+        )
+    }))
 }

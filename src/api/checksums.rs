@@ -5,6 +5,7 @@ use compresslab_core::{checksum, CodecError};
 use pgrx::prelude::*;
 
 use crate::errors::raise;
+use crate::server::c_codecs::c_crc32c;
 
 fn continue_from(previous: Option<i64>) -> u32 {
     match previous {
@@ -31,4 +32,10 @@ fn crc32(data: Option<&[u8]>, previous: default!(Option<i64>, "NULL")) -> Option
 #[pg_extern(immutable, parallel_safe)]
 fn crc32_legacy(data: Option<&[u8]>, previous: default!(Option<i64>, "NULL")) -> Option<i64> {
     Some(checksum::crc32_legacy(continue_from(previous), data?) as i64)
+}
+
+/// PostgreSQL's own CRC-32C (`pg_comp_crc32c`), for comparison.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn server_crc32c(data: &[u8]) -> i64 {
+    c_crc32c(0, data) as i64
 }

@@ -1,0 +1,136 @@
+//! Checksum throughput: every implementation of a checksum family on the same slices, timed
+//! like the codecs (warm-up, fixed iterations, wall and CPU time) and checked to agree.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::harness::{best, mbps, median, ns_per_byte, Hooks};
+use super::payload::Payload;
+use crate::checksum;
+use crate::clock::Timer;
+use crate::error::{CodecError, Result};
+
+/// A checksum function: the finished CRC of one slice.
+pub type ChecksumFn<'a> = Box<dyn Fn(&[u8]) -> u32 + 'a>;
+
+/// A checksum implementation under test: its name, the checksum family it computes (all
+/// implementations of one family must agree), and the function.
+pub struct Checksum<'a> {
+    pub name: String,
+    pub family: &'static str,
+    pub compute: ChecksumFn<'a>,
+}
+
+/// One checksum result row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChecksumRow {
+    pub source: String,
+    pub implementation: String,
+    pub family: String,
+    pub slice_size: i32,
+    pub slices: i64,
+    pub input_bytes: i64,
+    /// Median and best MB/s, median ns per byte.
+    pub mbps: f64,
+    pub mbps_best: f64,
+    pub ns_per_byte: f64,
+    pub wall_s: f64,
+    pub cpu_s: f64,
+    pub iterations: i32,
+}
+
+/// Measure every checksum on `payload` cut into `slice_size` slices; implementations of the
+/// same family must give the same value for every slice (checked every iteration).
+pub fn bench_checksums(
+    payload: &Payload,
+    slice_size: usize,
+    checksums: &[Checksum<'_>],
+    iterations: u32,
+    hooks: &mut dyn Hooks,
+) -> Result<Vec<ChecksumRow>> {
+    let iterations = iterations.max(1);
+    let input_bytes = payload.total_bytes();
+    let slices = payload.slice_count(slice_size);
+    let mut reference: HashMap<&str, Vec<u32>> = HashMap::new();
+    let mut rows = Vec::new();
+    let mut values = vec![0u32; slices];
+    for checksum in checksums {
+        let mut secs = Vec::new();
+        let mut cpu_total = 0.0;
+        for iteration in 0..=iterations {
+            let timer = Timer::start();
+            for (i, slice) in payload.slices(slice_size).enumerate() {
+                values[i] = (checksum.compute)(slice);
+                if i % 1024 == 1023 {
+                    hooks.tick();
+                }
+            }
+            let (wall, cpu) = timer.stop();
+            if iteration > 0 {
+                secs.push(wall);
+                cpu_total += cpu;
+            }
+            let expected = reference.entry(checksum.family).or_insert_with(|| values.clone());
+            if *expected != values {
+                return Err(CodecError::corrupt(format!(
+                    "checksum {} disagrees with the first {} implementation on {}",
+                    checksum.name, checksum.family, payload.name
+                )));
+            }
+            hooks.tick();
+        }
+        let med = median(&secs);
+        rows.push(ChecksumRow {
+            source: payload.name.clone(),
+            implementation: checksum.name.clone(),
+            family: checksum.family.to_string(),
+            slice_size: slice_size as i32,
+            slices: slices as i64,
+            input_bytes: input_bytes as i64,
+            mbps: mbps(input_bytes, med),
+            mbps_best: mbps(input_bytes, best(&secs)),
+            ns_per_byte: ns_per_byte(med, input_bytes),
+            wall_s: secs.iter().sum(),
+            cpu_s: cpu_total,
+            iterations: iterations as i32,
+        });
+    }
+    Ok(rows)
+}
+
+/// The Rust checksum implementations: the crc32c crate (hardware), slicing-by-8 CRC-32C, the
+/// standard CRC-32 and the legacy CRC-32.
+pub fn rust_checksums() -> Vec<Checksum<'static>> {
+    let entry = |name: &str, family, compute: fn(u32, &[u8]) -> u32| Checksum {
+        name: name.to_string(),
+        family,
+        compute: Box::new(move |d| compute(0, d)),
+    };
+    vec![
+        entry("crc32c", "crc32c", checksum::crc32c),
+        entry("crc32c_sb8", "crc32c", checksum::slicing8::crc32c),
+        entry("crc32", "crc32", checksum::crc32),
+        entry("crc32_legacy", "crc32_legacy", checksum::crc32_legacy),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::harness::NoHooks;
+    use crate::lab::payload::{synthetic, SyntheticKind};
+
+    #[test]
+    fn checksums_agree_and_disagreement_is_an_error() {
+        let p = Payload::new("text", vec![synthetic(SyntheticKind::Text, 20_000, 1).unwrap(), vec![0; 9000]]);
+        let rows = bench_checksums(&p, 8192, &rust_checksums(), 2, &mut NoHooks).unwrap();
+        assert_eq!(rows.len(), 4);
+        assert!(rows.iter().all(|r| r.slices == 5 && r.input_bytes == 29_000 && r.iterations == 2));
+        let wrong = vec![
+            Checksum { name: "a".into(), family: "crc32c", compute: Box::new(|d| checksum::crc32c(0, d)) },
+            Checksum { name: "b".into(), family: "crc32c", compute: Box::new(|d| checksum::crc32(0, d)) },
+        ];
+        assert!(bench_checksums(&p, 8192, &wrong, 1, &mut NoHooks).is_err());
+    }
+}

@@ -1,0 +1,259 @@
+//! Every choice the SQL API takes by name, as data: the lab's methods, and the helper that
+//! parses any such table once, up front, into a typed value — PostgreSQL's "strategy as data".
+//!
+//! A method is written `name` or `name:level` (`pglz`, `zstd:19`, `server_zstd:-5`). Its row in
+//! [`METHODS`] says what it is: the codec family, whether it is PostgreSQL's own C code (built
+//! by the extension, which can reach the server's symbols) or ours, and whether it takes a
+//! level. Parsing checks the name and the level against the table and nothing else — no codec
+//! is built, no library looked up — so a bad argument is an ERROR before any work starts.
+//! Listing (`compresslab.methods()`), help texts and error messages read the same table; the
+//! spill strategies and synthetic payload kinds are tables of the same shape ([`Named`]).
+
+use std::ops::RangeInclusive;
+
+use crate::error::{CodecError, Result};
+use crate::zstd_codec;
+
+/// A closed set of choices known by name. [`parse_named`] reads one from text.
+pub trait Named: Copy + PartialEq + 'static {
+    /// What one choice is called in messages: "benchmark method", "spill strategy", …
+    const WHAT: &'static str;
+    /// Every choice, in the order they are listed.
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+}
+
+/// The choice named `text` (trimmed, any case), or an InvalidParameter error listing them all.
+pub fn parse_named<T: Named>(text: &str) -> Result<T> {
+    let wanted = text.trim();
+    T::ALL.iter().copied().find(|c| c.name().eq_ignore_ascii_case(wanted)).ok_or_else(|| {
+        CodecError::invalid(format!("unknown {} \"{wanted}\"; valid ones are {}", T::WHAT, names::<T>()))
+    })
+}
+
+/// Every name of `T`, comma-separated, for messages and help texts.
+pub fn names<T: Named>() -> String {
+    T::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// What a method compresses with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// No compression: the speed limit.
+    Copy,
+    Pglz,
+    Lz4,
+    Zstd,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Copy => "copy",
+            Family::Pglz => "pglz",
+            Family::Lz4 => "lz4",
+            Family::Zstd => "zstd",
+        }
+    }
+
+    /// The levels this family takes, if any.
+    pub fn levels(self) -> Option<RangeInclusive<i32>> {
+        match self {
+            Family::Zstd => Some(zstd_codec::level_range()),
+            _ => None,
+        }
+    }
+}
+
+/// A method the lab can measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MethodKind {
+    Memcpy,
+    Pglz,
+    PglzFast,
+    PglzAlways,
+    Lz4,
+    Lz4Frame,
+    Zstd,
+    ServerPglz,
+    ServerPglzAlways,
+    ServerLz4,
+    ServerZstd,
+}
+
+/// One row of the method table.
+#[derive(Debug)]
+pub struct MethodInfo {
+    pub kind: MethodKind,
+    pub name: &'static str,
+    pub family: Family,
+    /// PostgreSQL's own C code (or the C library the server links), built by the extension.
+    pub server: bool,
+    pub about: &'static str,
+}
+
+/// The method table.
+pub const METHODS: &[MethodInfo] = &[
+    MethodInfo { kind: MethodKind::Memcpy, name: "memcpy", family: Family::Copy, server: false,
+        about: "a plain copy: the speed limit of any method" },
+    MethodInfo { kind: MethodKind::Pglz, name: "pglz", family: Family::Pglz, server: false,
+        about: "our pglz, byte-identical to PostgreSQL's, default strategy (as TOAST and wal_compression)" },
+    MethodInfo { kind: MethodKind::PglzFast, name: "pglz_fast", family: Family::Pglz, server: false,
+        about: "our pglz with a faster match finder: same format, not byte-identical" },
+    MethodInfo { kind: MethodKind::PglzAlways, name: "pglz_always", family: Family::Pglz, server: false,
+        about: "our pglz with the always strategy (no size or saving thresholds)" },
+    MethodInfo { kind: MethodKind::Lz4, name: "lz4", family: Family::Lz4, server: false,
+        about: "an LZ4 block (lz4_flex), as TOAST stores lz4 values" },
+    MethodInfo { kind: MethodKind::Lz4Frame, name: "lz4_frame", family: Family::Lz4, server: false,
+        about: "an LZ4 frame with content size and checksum (lz4_flex), as the lz4 tool writes" },
+    MethodInfo { kind: MethodKind::Zstd, name: "zstd", family: Family::Zstd, server: false,
+        about: "a zstd frame (the zstd crate's static libzstd)" },
+    MethodInfo { kind: MethodKind::ServerPglz, name: "server_pglz", family: Family::Pglz, server: true,
+        about: "PostgreSQL's own C pglz_compress/pglz_decompress, default strategy" },
+    MethodInfo { kind: MethodKind::ServerPglzAlways, name: "server_pglz_always", family: Family::Pglz, server: true,
+        about: "PostgreSQL's own C pglz with the always strategy" },
+    MethodInfo { kind: MethodKind::ServerLz4, name: "server_lz4", family: Family::Lz4, server: true,
+        about: "the liblz4 the server links: LZ4_compress_default / LZ4_decompress_safe" },
+    MethodInfo { kind: MethodKind::ServerZstd, name: "server_zstd", family: Family::Zstd, server: true,
+        about: "the libzstd the server links: ZSTD_compressCCtx / ZSTD_decompressDCtx" },
+];
+
+impl MethodKind {
+    pub fn info(self) -> &'static MethodInfo {
+        METHODS.iter().find(|m| m.kind == self).expect("every method has a row in METHODS")
+    }
+}
+
+impl Named for MethodKind {
+    const WHAT: &'static str = "benchmark method";
+    const ALL: &'static [MethodKind] = &[
+        MethodKind::Memcpy,
+        MethodKind::Pglz,
+        MethodKind::PglzFast,
+        MethodKind::PglzAlways,
+        MethodKind::Lz4,
+        MethodKind::Lz4Frame,
+        MethodKind::Zstd,
+        MethodKind::ServerPglz,
+        MethodKind::ServerPglzAlways,
+        MethodKind::ServerLz4,
+        MethodKind::ServerZstd,
+    ];
+    fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+/// The methods measured when none are given: every Rust codec, the server's C references at
+/// comparable settings, and memcpy as the speed limit.
+pub const DEFAULT_BENCH_METHODS: &[&str] = &[
+    "memcpy", "pglz", "pglz_fast", "pglz_always", "server_pglz", "lz4", "lz4_frame", "server_lz4", "zstd:-5",
+    "zstd:1", "zstd:3", "server_zstd:3", "zstd:9",
+];
+
+/// A method at a setting, parsed and checked: for a family with levels the level is always
+/// present (the default filled in), for the others always absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MethodSpec {
+    pub kind: MethodKind,
+    pub level: Option<i32>,
+}
+
+impl MethodSpec {
+    /// Parse `name` or `name:level`; `default_level` is used for a family with levels when
+    /// none is written.
+    pub fn parse(text: &str, default_level: i32) -> Result<MethodSpec> {
+        let text = text.trim();
+        let (name, level) = match text.split_once(':') {
+            Some((name, level)) => {
+                let level = level.trim().parse::<i32>().map_err(|_| {
+                    CodecError::invalid(format!("method \"{text}\": level \"{level}\" is not an integer"))
+                })?;
+                (name, Some(level))
+            }
+            None => (text, None),
+        };
+        let kind: MethodKind = parse_named(name).map_err(|e| {
+            CodecError::invalid(format!("{e} (zstd methods take a level: zstd:19)"))
+        })?;
+        MethodSpec::new(kind, level.or(kind.info().family.levels().map(|_| default_level)))
+    }
+
+    /// Check `level` against the method's family.
+    pub fn new(kind: MethodKind, level: Option<i32>) -> Result<MethodSpec> {
+        let info = kind.info();
+        match (info.family.levels(), level) {
+            (None, None) => {}
+            (None, Some(l)) => {
+                return Err(CodecError::invalid(format!("method {} has no levels, but level {l} was given", info.name)))
+            }
+            (Some(range), Some(l)) if range.contains(&l) => {}
+            (Some(range), l) => {
+                return Err(CodecError::invalid(format!(
+                    "{} level {} is out of range; valid levels are {} to {}",
+                    info.name,
+                    l.map_or("(none)".to_string(), |l| l.to_string()),
+                    range.start(),
+                    range.end()
+                )))
+            }
+        }
+        Ok(MethodSpec { kind, level })
+    }
+
+    pub fn info(&self) -> &'static MethodInfo {
+        self.kind.info()
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.info().name
+    }
+
+    /// `name` or `name:level`, as it would be written.
+    pub fn label(&self) -> String {
+        match self.level {
+            Some(l) => format!("{}:{l}", self.name()),
+            None => self.name().to_string(),
+        }
+    }
+}
+
+/// Parse a list of methods (`None`: [`DEFAULT_BENCH_METHODS`]); an empty list is an error.
+pub fn parse_methods(texts: Option<&[String]>, default_level: i32) -> Result<Vec<MethodSpec>> {
+    match texts {
+        Some([]) => Err(CodecError::invalid("methods must not be an empty array")),
+        Some(texts) => texts.iter().map(|t| MethodSpec::parse(t, default_level)).collect(),
+        None => DEFAULT_BENCH_METHODS.iter().map(|t| MethodSpec::parse(t, default_level)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_one_row_and_a_distinct_name() {
+        assert_eq!(METHODS.len(), MethodKind::ALL.len());
+        for kind in MethodKind::ALL {
+            assert_eq!(kind.info().kind, *kind);
+            assert_eq!(parse_named::<MethodKind>(&kind.name().to_uppercase()).unwrap(), *kind);
+        }
+        assert!(DEFAULT_BENCH_METHODS.iter().all(|m| MethodSpec::parse(m, 3).is_ok()));
+    }
+
+    #[test]
+    fn specs_parse_with_levels_checked_against_the_table() {
+        let zstd = MethodSpec::parse(" zstd:19 ", 3).unwrap();
+        assert_eq!((zstd.kind, zstd.level, zstd.label()), (MethodKind::Zstd, Some(19), "zstd:19".to_string()));
+        assert_eq!(MethodSpec::parse("server_zstd", 7).unwrap().level, Some(7));
+        assert_eq!(MethodSpec::parse("LZ4", 3).unwrap(), MethodSpec { kind: MethodKind::Lz4, level: None });
+        for bad in ["zstd:high", "zstd:99", "lz4:3", "snappy", "", "pglz:"] {
+            let err = MethodSpec::parse(bad, 3).unwrap_err();
+            assert!(matches!(err, CodecError::InvalidParameter(_)), "{bad}: {err:?}");
+        }
+        let err = MethodSpec::parse("snappy", 3).unwrap_err();
+        assert!(err.message().contains("server_pglz_always") && err.message().contains("zstd:19"), "{err}");
+        assert!(parse_methods(Some(&[]), 3).is_err());
+        assert_eq!(parse_methods(None, 3).unwrap().len(), DEFAULT_BENCH_METHODS.len());
+    }
+}

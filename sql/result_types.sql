@@ -1,0 +1,43 @@
+-- The composite types of compresslab's result rows. Each mirrors, column for column and in
+-- order, a row struct of the core crate (named beside it); the extension converts the struct
+-- into the type by name, and refuses to run if the two ever disagree (tested in the server).
+
+-- compresslab_core::lab::BenchRow: bench, bench_pages, bench_column, bench_file,
+-- bench_synthetic, bench_suite.
+CREATE TYPE compresslab.bench_result AS (
+    source text, method text, level int, slice_size int, slices bigint, raw_slices bigint,
+    input_bytes bigint, output_bytes bigint, ratio float8,
+    compress_mbps float8, decompress_mbps float8, compress_mbps_best float8, decompress_mbps_best float8,
+    compress_ns_per_byte float8, decompress_ns_per_byte float8,
+    compress_wall_s float8, compress_cpu_s float8, decompress_wall_s float8, decompress_cpu_s float8,
+    iterations int
+);
+COMMENT ON TYPE compresslab.bench_result IS 'One benchmark row: payload source, method and level, slice size; bytes in and out; median and best MB/s and median ns per uncompressed byte; wall and CPU (getrusage) seconds of the timed iterations';
+
+-- compresslab_core::lab::ChecksumRow: bench_crc.
+CREATE TYPE compresslab.checksum_result AS (
+    source text, implementation text, family text, slice_size int, slices bigint, input_bytes bigint,
+    mbps float8, mbps_best float8, ns_per_byte float8, wall_s float8, cpu_s float8, iterations int
+);
+COMMENT ON TYPE compresslab.checksum_result IS 'One checksum benchmark row: implementation and family, slice size; median and best MB/s, median ns per byte; wall and CPU seconds';
+
+-- compresslab_core::scenarios::spill::SpillRow: simulate_spill.
+CREATE TYPE compresslab.spill_result AS (
+    strategy text, records bigint, raw_bytes bigint, stored_bytes bigint, ratio float8,
+    seconds float8, cpu_seconds float8, raw_records bigint
+);
+COMMENT ON TYPE compresslab.spill_result IS 'One spill-file strategy: records, raw and stored bytes (headers included), ratio, wall and CPU seconds to write and read back, records stored raw';
+
+-- compresslab_core::scenarios::fpi::FpiRow: estimate_wal_compression.
+CREATE TYPE compresslab.wal_compression_estimate AS (
+    wal_compression text, images bigint, compressed_images bigint, fpi_bytes bigint, ratio float8,
+    cpu_ns_per_image float8
+);
+COMMENT ON TYPE compresslab.wal_compression_estimate IS 'Full-page images under one wal_compression setting: images, images kept compressed, image bytes, ratio against off, CPU per image';
+
+-- compresslab_core::scenarios::toast::ToastRow: estimate_toast_compression.
+CREATE TYPE compresslab.toast_compression_estimate AS (
+    method text, "values" bigint, compressed_values bigint, raw_bytes bigint, stored_bytes bigint,
+    ratio float8, compress_mbps float8, decompress_mbps float8
+);
+COMMENT ON TYPE compresslab.toast_compression_estimate IS 'A column under one TOAST compression method: values, values kept compressed, raw and stored bytes (pg_column_size), ratio, compression and decompression speed';

@@ -1,0 +1,319 @@
+//! The lab in SQL: benchmark functions per payload source, all with the same options and the
+//! same result type (`compresslab.bench_result`), plus checksum rows, a standard suite, jsonb,
+//! markdown and SVG output.
+
+use compresslab_core::lab::{self, payload, render, BenchRow, Codec, Hooks, Measurement, Payload};
+use compresslab_core::page::{sample_blocks, Hole};
+use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
+use compresslab_core::CodecError;
+use pgrx::prelude::*;
+use pgrx::{composite_type, JsonB, PgRelation};
+
+use crate::errors::{raise, required, OrRaise};
+use crate::rows::{set_of, Row};
+use crate::server::pages::{read_pages, relation_blocks};
+use crate::server::privileges::{require_page_read, require_server_file_read};
+use crate::server::{c_codecs, files, sampling, PgHooks};
+use crate::gucs;
+
+const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
+/// Pages read per batch when a whole relation is measured: memory stays at 8 MB plus buffers.
+const PAGES_PER_BATCH: usize = 1024;
+const BENCH_RESULT: &str = "compresslab.bench_result";
+
+/// Slice sizes from SQL (NULL: `default`): non-negative, 0 meaning whole pieces.
+pub(crate) fn slice_sizes(sizes: Option<Vec<Option<i32>>>, default: &[usize]) -> Vec<usize> {
+    match sizes {
+        None => default.to_vec(),
+        Some(s) if s.is_empty() => raise(CodecError::invalid("slice_sizes must not be an empty array")),
+        Some(s) => s
+            .into_iter()
+            .map(|n| {
+                let n = required(n, "an element of slice_sizes");
+                usize::try_from(n).unwrap_or_else(|_| {
+                    raise(CodecError::invalid(format!("slice size {n} is negative; use 0 for whole pieces")))
+                })
+            })
+            .collect(),
+    }
+}
+
+/// Timed iterations from SQL (NULL: `compresslab.bench_iterations`).
+pub(crate) fn iterations(iterations: Option<i32>) -> u32 {
+    let n = iterations.unwrap_or_else(gucs::bench_iterations);
+    if !(1..=gucs::MAX_BENCH_ITERATIONS).contains(&n) {
+        raise(CodecError::invalid(format!("iterations must be between 1 and {}, got {n}", gucs::MAX_BENCH_ITERATIONS)));
+    }
+    n as u32
+}
+
+/// Methods from SQL (NULL: the registry's defaults), parsed and checked; nothing is built.
+pub(crate) fn methods(methods: Option<Vec<Option<String>>>) -> Vec<MethodSpec> {
+    let texts: Option<Vec<String>> =
+        methods.map(|m| m.into_iter().map(|t| required(t, "an element of methods")).collect());
+    registry::parse_methods(texts.as_deref(), gucs::zstd_level()).or_raise()
+}
+
+/// The options every bench function takes, parsed once.
+struct BenchOptions {
+    methods: Vec<MethodSpec>,
+    slice_sizes: Vec<usize>,
+    iterations: u32,
+}
+
+impl BenchOptions {
+    fn from_sql(methods: Option<Vec<Option<String>>>, sizes: Option<Vec<Option<i32>>>, n: Option<i32>) -> BenchOptions {
+        BenchOptions {
+            methods: self::methods(methods),
+            slice_sizes: slice_sizes(sizes, DEFAULT_SLICE_SIZES),
+            iterations: iterations(n),
+        }
+    }
+}
+
+/// The codec of any method, ours or the server's.
+pub(crate) fn build_codec(spec: &MethodSpec) -> Box<dyn Codec> {
+    c_codecs::build(spec).or_raise()
+}
+
+/// Measure every method and slice size over payload batches, merging batch measurements so
+/// that only one batch is in memory at a time. The methods take turns within each iteration
+/// (see `measure_codecs`), so their ratios are fair even when the machine's speed drifts.
+fn run_batches(opts: &BenchOptions, source: &str, mut next_batch: impl FnMut() -> Option<Payload>) -> Vec<BenchRow> {
+    let mut hooks = PgHooks;
+    let mut merged: Vec<(MethodSpec, usize, Measurement)> = Vec::new();
+    let labels = opts.methods.iter().map(MethodSpec::label).collect::<Vec<_>>().join(", ");
+    let mut batch_no = 0;
+    while let Some(batch) = next_batch() {
+        batch_no += 1;
+        for (k, &slice_size) in opts.slice_sizes.iter().enumerate() {
+            hooks.progress(&format!(
+                "{source}{}: {labels} on {} slices ({}%)",
+                if batch_no > 1 { format!(" batch {batch_no}") } else { String::new() },
+                if slice_size == 0 { "whole".to_string() } else { format!("{slice_size}-byte") },
+                k * 100 / opts.slice_sizes.len()
+            ));
+            let mut codecs: Vec<Box<dyn Codec>> = opts.methods.iter().map(build_codec).collect();
+            let mut refs: Vec<&mut dyn Codec> = codecs.iter_mut().map(|c| c.as_mut() as &mut dyn Codec).collect();
+            let measurements = lab::measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut hooks).or_raise();
+            for (i, (spec, m)) in opts.methods.iter().zip(measurements).enumerate() {
+                if batch_no == 1 {
+                    merged.push((*spec, slice_size, m));
+                } else {
+                    merged[k * opts.methods.len() + i].2.merge(&m);
+                }
+            }
+        }
+    }
+    // Rows by method, then slice size, as the options list them.
+    let methods = opts.methods.len();
+    let mut order: Vec<usize> = (0..merged.len()).collect();
+    order.sort_by_key(|&at| (at % methods, at / methods));
+    order
+        .iter()
+        .map(|&at| {
+            let (spec, slice, m) = &merged[at];
+            m.row(source, spec, *slice)
+        })
+        .collect()
+}
+
+fn run_payload(opts: &BenchOptions, payload: Payload) -> Vec<BenchRow> {
+    let name = payload.name.clone();
+    let mut once = Some(payload);
+    run_batches(opts, &name, || once.take())
+}
+
+fn bench_rows(rows: Vec<BenchRow>) -> SetOfIterator<'static, Row> {
+    set_of(BENCH_RESULT, &rows)
+}
+
+/// Benchmark a bytea.
+#[pg_extern(volatile)]
+fn bench(
+    data: Option<&[u8]>,
+    methods: default!(Option<Vec<Option<String>>>, "NULL"),
+    slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
+    iterations: default!(Option<i32>, "NULL"),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let data = required(data, "data");
+    bench_rows(run_payload(&opts, Payload::new("bytea", vec![data.to_vec()])))
+}
+
+/// Benchmark a relation's pages as full-page writes see them: all pages (read a batch at a
+/// time) or a seeded uniform sample of `sample_pages`, hole removed or zero-filled.
+#[pg_extern(volatile)]
+fn bench_pages(
+    rel: Option<PgRelation>,
+    methods: default!(Option<Vec<Option<String>>>, "NULL"),
+    slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
+    iterations: default!(Option<i32>, "NULL"),
+    sample_pages: default!(Option<i32>, "NULL"),
+    seed: default!(i32, 0),
+    hole: default!(&str, "'removed'"),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let hole = Hole::parse(hole).or_raise();
+    let rel = required(rel, "rel");
+    require_page_read(&rel);
+    let nblocks = relation_blocks(&rel);
+    let blocks: Vec<u32> = match sample_pages {
+        None => (0..nblocks).collect(),
+        Some(n) if n < 0 => raise(CodecError::invalid(format!("sample_pages must not be negative, got {n}"))),
+        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
+    };
+    let source = format!("{} pages ({})", rel.name(), hole.label());
+    let mut batches = blocks.chunks(PAGES_PER_BATCH);
+    bench_rows(run_batches(&opts, &source, || {
+        batches.next().map(|b| Payload::new(source.clone(), read_pages(&rel, b, hole)))
+    }))
+}
+
+/// Benchmark a column's values (detoasted), a seeded sample of `sample_values` rows read with
+/// the caller's privileges (column privileges and row-level security apply).
+#[pg_extern(volatile)]
+fn bench_column(
+    rel: Option<PgRelation>,
+    col: Option<&str>,
+    methods: default!(Option<Vec<Option<String>>>, "NULL"),
+    slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
+    iterations: default!(Option<i32>, "NULL"),
+    sample_values: default!(i32, 1000),
+    seed: default!(i32, 0),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let (rel, col) = (required(rel, "rel"), required(col, "col"));
+    if sample_values < 1 {
+        raise(CodecError::invalid(format!("sample_values must be at least 1, got {sample_values}")));
+    }
+    let values = sampling::column_values(&rel, col, sample_values, seed);
+    bench_rows(run_payload(&opts, Payload::new(format!("{}.{col} values", rel.name()), values)))
+}
+
+/// Benchmark a server file or WAL segment (path relative to the data directory, or absolute),
+/// from `offset` for `length` bytes (NULL: to the end). Superuser or pg_read_server_files.
+#[pg_extern(volatile)]
+fn bench_file(
+    path: Option<&str>,
+    methods: default!(Option<Vec<Option<String>>>, "NULL"),
+    slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
+    iterations: default!(Option<i32>, "NULL"),
+    offset: default!(i64, 0),
+    length: default!(Option<i64>, "NULL"),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let path = required(path, "path");
+    require_server_file_read(path);
+    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let data = files::read_server_file(path, offset, length, gucs::VARLENA_MAX as usize);
+    bench_rows(run_payload(&opts, Payload::new(path.to_string(), vec![data])))
+}
+
+/// Benchmark seeded synthetic data: zeros, random, text (English-like), pgbench (rows).
+#[pg_extern(volatile)]
+fn bench_synthetic(
+    kind: Option<&str>,
+    size: default!(i64, 1048576),
+    seed: default!(i32, 0),
+    methods: default!(Option<Vec<Option<String>>>, "NULL"),
+    slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
+    iterations: default!(Option<i32>, "NULL"),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let kind = parse_named(required(kind, "kind")).or_raise();
+    bench_rows(run_payload(&opts, synthetic_payload(kind, size, seed)))
+}
+
+fn synthetic_payload(kind: payload::SyntheticKind, size: i64, seed: i32) -> Payload {
+    if !(0..=gucs::VARLENA_MAX as i64).contains(&size) {
+        raise(CodecError::invalid(format!("size must be between 0 and {} bytes, got {size}", gucs::VARLENA_MAX)));
+    }
+    let data = payload::generate(kind, size as usize, seed as u64, &mut || PgHooks.tick()).or_raise();
+    Payload::new(format!("synthetic {}", kind.name()), vec![data])
+}
+
+/// Checksum throughput by slice size for every implementation: the crc32c crate, our
+/// slicing-by-8, the server's pg_comp_crc32c (hardware) and its slicing-by-8, standard and
+/// legacy CRC-32. Implementations of one family are checked to agree on every slice.
+#[pg_extern(volatile)]
+fn bench_crc(
+    data: default!(Option<&[u8]>, "NULL"),
+    slice_sizes: default!(Option<Vec<Option<i32>>>, "ARRAY[16,64,256,1024,8192]"),
+    iterations: default!(Option<i32>, "NULL"),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.checksum_result")> {
+    let slice_sizes = self::slice_sizes(slice_sizes, &[16, 64, 256, 1024, 8192]);
+    let iterations = self::iterations(iterations);
+    let payload = match data {
+        Some(d) => Payload::new("bytea", vec![d.to_vec()]),
+        None => synthetic_payload(payload::SyntheticKind::Pgbench, 1 << 20, 0),
+    };
+    let mut checksums = lab::checksums::rust_checksums();
+    checksums.push(lab::Checksum {
+        name: "server_crc32c".into(),
+        family: "crc32c",
+        compute: Box::new(|d| c_codecs::c_crc32c(0, d)),
+    });
+    checksums.push(lab::Checksum {
+        name: "server_crc32c_sb8".into(),
+        family: "crc32c",
+        compute: Box::new(|d| c_codecs::c_crc32c_sb8(0, d)),
+    });
+    let mut hooks = PgHooks;
+    let mut rows = Vec::new();
+    for &slice_size in &slice_sizes {
+        hooks.progress(&format!("checksums on {slice_size}-byte slices"));
+        rows.extend(lab::bench_checksums(&payload, slice_size, &checksums, iterations, &mut hooks).or_raise());
+    }
+    set_of("compresslab.checksum_result", &rows)
+}
+
+/// The standard suite in test_pglz's spirit: synthetic zeros, random, text and pgbench rows
+/// (1 MB each) and the pages of pg_attribute and pg_proc (hole removed), each whole and in
+/// 2 KB and 8 KB slices, with every default method.
+fn suite_rows(iterations: Option<i32>) -> Vec<BenchRow> {
+    let opts = BenchOptions::from_sql(None, None, iterations);
+    let mut rows = Vec::new();
+    for &kind in payload::SyntheticKind::ALL {
+        rows.extend(run_payload(&opts, synthetic_payload(kind, 1 << 20, 0)));
+    }
+    for catalog in ["pg_catalog.pg_attribute", "pg_catalog.pg_proc"] {
+        let rel = PgRelation::open_with_name_and_share_lock(catalog).expect("catalog exists");
+        require_page_read(&rel);
+        let blocks: Vec<u32> = (0..relation_blocks(&rel).min(PAGES_PER_BATCH as u32)).collect();
+        let pages = read_pages(&rel, &blocks, Hole::Removed);
+        rows.extend(run_payload(&opts, Payload::new(format!("{} pages (hole removed)", rel.name()), pages)));
+    }
+    rows
+}
+
+#[pg_extern(volatile)]
+fn bench_suite(
+    iterations: default!(Option<i32>, "NULL"),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    bench_rows(suite_rows(iterations))
+}
+
+/// The standard suite as jsonb (an array of bench_result objects), for machines.
+#[pg_extern(volatile)]
+fn bench_suite_json(iterations: default!(Option<i32>, "NULL")) -> JsonB {
+    JsonB(serde_json::to_value(suite_rows(iterations)).expect("rows serialize"))
+}
+
+fn bench_rows_from_json(results: JsonB) -> Vec<BenchRow> {
+    serde_json::from_value(results.0)
+        .unwrap_or_else(|e| raise(CodecError::invalid(format!("results are not an array of bench_result rows: {e}"))))
+}
+
+/// Render bench results (a jsonb array of bench_result objects, e.g. `jsonb_agg(b)` over a
+/// bench function) as a markdown table like lzbench's.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn markdown(results: JsonB) -> String {
+    render::markdown(&bench_rows_from_json(results))
+}
+
+/// Render bench results (a jsonb array of bench_result objects) as an SVG chart of compression
+/// ratio against compression speed, one point per row.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn svg_chart(results: JsonB, title: default!(&str, "'compression ratio vs speed'")) -> String {
+    render::svg_chart(&bench_rows_from_json(results), title)
+}

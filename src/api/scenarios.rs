@@ -1,0 +1,112 @@
+//! Scenario studies in SQL: what `wal_compression` and TOAST compression would store for the
+//! user's relations, computed the way PostgreSQL 15 does (the core's `scenarios` modules).
+
+use compresslab_core::lab::{Hooks, Payload};
+use compresslab_core::page::{sample_blocks, Hole};
+use compresslab_core::registry::MethodSpec;
+use compresslab_core::scenarios::fpi::{FpiEstimator, FpiTotals, WAL_SETTINGS};
+use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
+use compresslab_core::CodecError;
+use pgrx::prelude::*;
+use pgrx::{composite_type, PgRelation};
+
+use super::lab::build_codec;
+use crate::errors::{raise, required, OrRaise};
+use crate::gucs;
+use crate::rows::set_of;
+use crate::server::pages::{is_permanent, read_pages, relation_blocks};
+use crate::server::privileges::{require_page_read, require_superuser};
+use crate::server::{sampling, PgHooks};
+
+/// Pages read and measured per batch.
+const PAGES_PER_BATCH: usize = 1024;
+
+fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
+    build_codec(&MethodSpec::parse(method, gucs::zstd_level()).or_raise())
+}
+
+/// Add one relation's full-page images (all pages, or a seeded sample scaled up) to `totals`.
+fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: &mut FpiTotals) {
+    if !is_permanent(rel) {
+        return; // unlogged and temporary relations write no WAL
+    }
+    let nblocks = relation_blocks(rel);
+    let blocks: Vec<u32> = match sample_pages {
+        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
+        None => (0..nblocks).collect(),
+    };
+    PgHooks.progress(&format!(
+        "estimating full-page images of {} ({} of {nblocks} pages)",
+        rel.name(),
+        blocks.len()
+    ));
+    let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
+    let mut estimator = FpiEstimator::new(settings);
+    for batch in blocks.chunks(PAGES_PER_BATCH) {
+        for page in read_pages(rel, batch, Hole::ZeroFilled) {
+            estimator.add_page(&page).or_raise();
+        }
+    }
+    let scale = if blocks.is_empty() { 0.0 } else { nblocks as f64 / blocks.len() as f64 };
+    totals.add_scaled(estimator.finish(), scale);
+}
+
+/// Estimate the WAL bytes of full-page images of a relation's pages (NULL: every permanent
+/// relation of this database; superuser only) under each wal_compression setting: hole
+/// removed, compressed image kept only if it beats its extra header, CPU time per image.
+/// With `sample_pages`, a seeded sample of each relation is measured and scaled up.
+#[pg_extern(volatile)]
+fn estimate_wal_compression(
+    rel: default!(Option<PgRelation>, "NULL"),
+    sample_pages: default!(Option<i32>, "NULL"),
+    seed: default!(i32, 0),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.wal_compression_estimate")> {
+    if sample_pages.is_some_and(|n| n < 1) {
+        raise(CodecError::invalid("sample_pages must be at least 1"));
+    }
+    let mut totals = FpiTotals::default();
+    match rel {
+        Some(rel) => {
+            require_page_read(&rel);
+            add_relation(&rel, sample_pages, seed, &mut totals);
+        }
+        None => {
+            require_superuser(
+                "estimate WAL compression for the whole database",
+                "Like wal_compression itself, a database-wide estimate is for superusers; name a relation you may read.",
+            );
+            for oid in sampling::permanent_relations() {
+                // SAFETY: AccessShareLock is taken here; one relation is open at a time.
+                let rel = unsafe { PgRelation::with_lock(oid, pg_sys::AccessShareLock as _) };
+                add_relation(&rel, sample_pages, seed, &mut totals);
+            }
+        }
+    }
+    set_of("compresslab.wal_compression_estimate", &totals.rows())
+}
+
+/// Estimate what TOAST would store for a column under each compression method (pglz, lz4),
+/// following PostgreSQL 15's rules for which values it tries to compress and keeps compressed,
+/// with compression and decompression speed on the same values.
+#[pg_extern(volatile)]
+fn estimate_toast_compression(
+    rel: Option<PgRelation>,
+    col: Option<&str>,
+    sample_values: default!(i32, 1000),
+    seed: default!(i32, 0),
+) -> SetOfIterator<'static, composite_type!('static, "compresslab.toast_compression_estimate")> {
+    let (rel, col) = (required(rel, "rel"), required(col, "col"));
+    if sample_values < 1 {
+        raise(CodecError::invalid(format!("sample_values must be at least 1, got {sample_values}")));
+    }
+    let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(&rel, col, sample_values, seed));
+    let overhead = sampling::row_overhead(&rel, col);
+    let iterations = gucs::bench_iterations() as u32;
+    let rows: Vec<toast::ToastRow> = TOAST_METHODS
+        .iter()
+        .map(|(name, method)| {
+            toast::estimate(&values, overhead, name, codec_of(method).as_mut(), iterations, &mut PgHooks).or_raise()
+        })
+        .collect();
+    set_of("compresslab.toast_compression_estimate", &rows)
+}

@@ -1,0 +1,60 @@
+//! Server files, read for the lab: only regular files (a FIFO or device would block the
+//! backend in `open()` or `read()` beyond the reach of cancel), opened without blocking.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
+
+use compresslab_core::error::try_with_capacity;
+use compresslab_core::CodecError;
+use pgrx::prelude::*;
+use pgrx::PgSqlErrorCode;
+
+use crate::errors::{raise, report, OrRaise};
+
+/// Bytes read between interrupt checks.
+const READ_CHUNK: u64 = 4 << 20;
+
+/// `length` bytes of the file at `path` (relative to the data directory, or absolute) from
+/// `offset` (NULL length: to the end), at most `limit` bytes.
+pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usize) -> Vec<u8> {
+    let io_error = |e: std::io::Error| -> ! {
+        let code = match e.kind() {
+            std::io::ErrorKind::NotFound => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+            std::io::ErrorKind::PermissionDenied => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            _ => PgSqlErrorCode::ERRCODE_IO_ERROR,
+        };
+        report(code, format!("could not read file \"{path}\": {e}"), None)
+    };
+    if offset < 0 || length.is_some_and(|l| l < 0) {
+        raise(CodecError::invalid("offset and length must not be negative"));
+    }
+    // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
+    let mut file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .unwrap_or_else(|e| io_error(e));
+    let meta = file.metadata().unwrap_or_else(|e| io_error(e));
+    if !meta.is_file() {
+        report(
+            PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+            format!("\"{path}\" is not a regular file"),
+            Some("Only regular files (relation segments, WAL segments, …) can be benchmarked."),
+        );
+    }
+    let wanted = length.map(|l| l as u64).unwrap_or(meta.len().saturating_sub(offset as u64));
+    if wanted > limit as u64 {
+        raise(CodecError::too_large(format!("{wanted} bytes requested from \"{path}\"; give length (at most {limit})")));
+    }
+    file.seek(SeekFrom::Start(offset as u64)).unwrap_or_else(|e| io_error(e));
+    let mut data = try_with_capacity(wanted as usize, "the file's bytes").or_raise();
+    loop {
+        check_for_interrupts!();
+        let want = (wanted - data.len() as u64).min(READ_CHUNK);
+        let got = (&mut file).take(want).read_to_end(&mut data).unwrap_or_else(|e| io_error(e));
+        if got == 0 || data.len() as u64 >= wanted {
+            return data;
+        }
+    }
+}

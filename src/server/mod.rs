@@ -1,0 +1,24 @@
+//! What touches the server: its pages through the buffer manager, SPI queries, files, the
+//! privilege checks, and its own C codecs. Nothing here knows what a benchmark is.
+
+pub mod c_codecs;
+pub mod files;
+pub mod pages;
+pub mod privileges;
+pub mod sampling;
+
+use compresslab_core::lab::Hooks;
+use pgrx::prelude::*;
+
+/// Interrupt checks between slices and during long work (cancel, `statement_timeout`,
+/// `pg_terminate_backend`), and progress as NOTICEs.
+pub struct PgHooks;
+
+impl Hooks for PgHooks {
+    fn tick(&mut self) {
+        check_for_interrupts!();
+    }
+    fn progress(&mut self, what: &str) {
+        notice!("compresslab: {what}");
+    }
+}

@@ -1,0 +1,163 @@
+//! Rows read through SPI: sampled column values, the relations of the database, a row's fixed
+//! width, the caller's query for the spill simulation. Every query we write names its
+//! operators, functions and types with their schema (`OPERATOR(pg_catalog.=)`,
+//! `pg_catalog.sum`, `::pg_catalog.text`), so a hostile `search_path` runs nobody's code.
+
+use std::ffi::{CStr, CString};
+
+use compresslab_core::CodecError;
+use pgrx::prelude::*;
+use pgrx::{PgRelation, PgSqlErrorCode};
+
+use crate::errors::{raise, report};
+
+/// Rows fetched from a cursor per batch; each batch's SPI tuple table is freed once copied.
+const FETCH_BATCH: i64 = 1000;
+
+fn spi_failed(e: pgrx::spi::SpiError) -> ! {
+    raise(CodecError::invalid(format!("query failed: {e}")))
+}
+
+/// `ident` quoted as an SQL identifier when it needs to be (PostgreSQL's `quote_identifier`).
+fn quote_identifier(ident: &str) -> String {
+    let c = CString::new(ident).unwrap_or_else(|_| raise(CodecError::invalid("a name contains a NUL byte")));
+    // SAFETY: quote_identifier returns the input or a palloc'd, NUL-terminated copy.
+    unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())) }.to_string_lossy().into_owned()
+}
+
+/// Up to `limit` detoasted values of a variable-length column, sampled with TABLESAMPLE
+/// BERNOULLI ... REPEATABLE(seed) sized from the planner's row estimate, read with the
+/// caller's privileges (column privileges and row-level security apply).
+pub fn column_values(rel: &PgRelation, col: &str, limit: i32, seed: i32) -> Vec<Vec<u8>> {
+    let col_c = CString::new(col).unwrap_or_else(|_| raise(CodecError::invalid("column name contains a NUL byte")));
+    // SAFETY: catalog lookups on an open relation.
+    let attnum = unsafe { pg_sys::get_attnum(rel.oid(), col_c.as_ptr()) };
+    if attnum <= 0 {
+        report(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+            format!("column \"{col}\" of relation \"{}\" does not exist", rel.name()),
+            None,
+        );
+    }
+    // SAFETY: as above, for an existing attribute.
+    let typlen = unsafe { pg_sys::get_typlen(pg_sys::get_atttype(rel.oid(), attnum)) };
+    if typlen != -1 {
+        raise(CodecError::invalid(format!(
+            "column \"{col}\" has a fixed-length type; TOAST compression applies only to variable-length values"
+        )));
+    }
+    // SAFETY: rd_rel is valid for an open relation.
+    let reltuples = unsafe { (*rel.rd_rel).reltuples } as f64;
+    let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
+    let column = quote_identifier(col);
+    let query = format!(
+        "SELECT {column} FROM {}.{} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
+         WHERE {column} IS NOT NULL LIMIT {limit}",
+        quote_identifier(rel.namespace()),
+        quote_identifier(rel.name())
+    );
+    Spi::connect(|client| {
+        let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
+        let mut values = Vec::new();
+        while table.next().is_some() {
+            check_for_interrupts!();
+            if let Ok(Some(datum)) = table.get_datum_by_ordinal(1) {
+                values.push(varlena_bytes(datum));
+            }
+        }
+        values
+    })
+}
+
+/// The bytes of a varlena datum after detoasting (decompressed, fetched out of line).
+fn varlena_bytes(datum: pg_sys::Datum) -> Vec<u8> {
+    // SAFETY: the datum is a varlena of the column's type; pg_detoast_datum_packed returns a
+    // plain (possibly short-header) varlena whose payload we copy.
+    unsafe {
+        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
+        pgrx::varlena::varlena_to_byte_slice(v).to_vec()
+    }
+}
+
+/// Every relation of this database that has storage and writes WAL.
+pub fn permanent_relations() -> Vec<pg_sys::Oid> {
+    Spi::connect(|client| {
+        client
+            .select(
+                "SELECT oid FROM pg_catalog.pg_class \
+                 WHERE relkind OPERATOR(pg_catalog.=) ANY ('{r,i,t,m,S}'::pg_catalog.\"char\"[]) \
+                   AND relpersistence OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" \
+                 ORDER BY oid",
+                None,
+                &[],
+            )
+            .unwrap_or_else(|e| spi_failed(e))
+            .filter_map(|row| row.get::<pg_sys::Oid>(1).ok().flatten())
+            .collect()
+    })
+}
+
+/// Bytes of the other columns of a row that every tuple carries: the heap tuple header plus
+/// the fixed-length columns (variable-length ones vary and are not counted).
+pub fn row_overhead(rel: &PgRelation, col: &str) -> usize {
+    let fixed = Spi::get_one_with_args::<i64>(
+        "SELECT COALESCE(pg_catalog.sum(attlen), 0)::pg_catalog.int8 FROM pg_catalog.pg_attribute \
+         WHERE attrelid OPERATOR(pg_catalog.=) $1 AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped \
+           AND attlen OPERATOR(pg_catalog.>) 0 AND attname OPERATOR(pg_catalog.<>) $2",
+        &[rel.oid().into(), col.into()],
+    )
+    .unwrap_or_else(|e| spi_failed(e))
+    .unwrap_or(0);
+    24 + fixed as usize
+}
+
+/// Run the caller's `query` and return one record per non-NULL row: the bytes of a single
+/// bytea column, the text of a single column of another type, or the text form of a wider
+/// row. The query runs with the caller's privileges; only our wrapping is qualified.
+pub fn query_records(query: &str) -> Vec<Vec<u8>> {
+    let query = query.trim().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    if query.is_empty() {
+        raise(CodecError::invalid("query must not be empty"));
+    }
+    Spi::connect(|client| {
+        // Find the result's shape without running it: LIMIT 0 never pulls a row from the query.
+        let probe = format!("SELECT * FROM ({query}\n) t LIMIT 0");
+        let (single_column, single_bytea) = {
+            let table = client.select(probe.as_str(), None, &[]).unwrap_or_else(|e| spi_failed(e));
+            let single = table.columns().unwrap_or(0) == 1;
+            (single, single && table.column_type_oid(1).map(|oid| oid.value() == pg_sys::BYTEAOID).unwrap_or(false))
+        };
+        let sql = if single_bytea {
+            format!("SELECT * FROM ({query}\n) spill_change")
+        } else if single_column {
+            format!("SELECT spill_change.value::pg_catalog.text FROM ({query}\n) spill_change(value)")
+        } else {
+            // An alias no query is likely to use as a column name: a column of that name would
+            // win over the whole-row reference.
+            format!("SELECT compresslab_spill_row::pg_catalog.text FROM ({query}\n) compresslab_spill_row")
+        };
+        let mut cursor = client.try_open_cursor(sql.as_str(), &[]).unwrap_or_else(|e| spi_failed(e));
+        let mut records = Vec::new();
+        loop {
+            check_for_interrupts!();
+            let batch = cursor.fetch(FETCH_BATCH).unwrap_or_else(|e| spi_failed(e));
+            if batch.is_empty() {
+                break;
+            }
+            for row in batch {
+                let value = if single_bytea {
+                    row.get::<Vec<u8>>(1).unwrap_or_else(|e| spi_failed(e))
+                } else {
+                    row.get::<String>(1).unwrap_or_else(|e| spi_failed(e)).map(String::into_bytes)
+                };
+                if let Some(bytes) = value {
+                    records.push(bytes);
+                }
+            }
+            // SAFETY: the batch was consumed and dropped above; SPI_tuptable still points at
+            // its table, which nothing else references, so freeing it keeps memory to one batch.
+            unsafe { pg_sys::SPI_freetuptable(pg_sys::SPI_tuptable) };
+        }
+        records
+    })
+}
