@@ -1,12 +1,63 @@
-//! LZ4 frame format (the `lz4` command-line tool's format), with bounded decoding.
+//! LZ4 frame format (the `lz4` command-line tool's format), with a strict, bounded reader.
+//!
+//! Writing goes through `lz4_flex`'s `FrameEncoder`. Reading is our own parser, so that
+//! truncated or damaged frames are errors instead of short output. A frame is, all integers
+//! little-endian (see the overview in [`super`]):
+//!
+//! * magic 0x184D2204;
+//! * FLG byte: bits 7-6 version (must be 01), bit 5 block independence, bit 4 block
+//!   checksums, bit 3 content size present, bit 2 content checksum, bit 1 reserved (0), bit 0
+//!   dictionary ID present;
+//! * BD byte: bits 6-4 block maximum size (4 = 64 KB, 5 = 256 KB, 6 = 1 MB, 7 = 4 MB), the
+//!   other bits reserved (0);
+//! * optional 8-byte content size, optional 4-byte dictionary ID;
+//! * header checksum byte: (xxHash32 of the bytes from FLG up to it, seed 0) >> 8, low byte;
+//! * blocks: a 4-byte size (high bit: the block is stored uncompressed; never above the block
+//!   maximum), the block's bytes, and an xxHash32 of those bytes if FLG asks for block
+//!   checksums. With block independence off ("linked blocks", `lz4 -BD`), a block may refer
+//!   back into the previous 64 KB of the frame's decoded output;
+//! * an end mark (a size of 0), then the xxHash32 of the frame's whole content if FLG asks for
+//!   a content checksum.
+//!
+//! Frames may be concatenated, with skippable frames (magic 0x184D2A50..0x184D2A5F, a 4-byte
+//! size, that many bytes of anything) among them; the content is the concatenation of the
+//! frames' contents. Anything else after a frame is an error, and so is every missing part:
+//! a frame is only complete with its end mark and, if announced, its content checksum. We check
+//! every checksum and the content size, refuse frames that need a dictionary (we take none),
+//! and never allocate or produce more than the caller's limit. As the reference decoder
+//! (`lz4frame.c`) does, a recorded content size of 0 means "unknown": its encoder never writes
+//! 0 for content that is not empty.
 
 use std::io::{Read, Write};
 
-use crate::error::{CodecError, Result};
+use lz4_flex::block::DecompressError;
+use twox_hash::XxHash32;
+
+use crate::error::{try_with_capacity, CodecError, Result};
 
 const FRAME_MAGIC: u32 = 0x184D_2204;
 /// Skippable frames use magic numbers 0x184D2A50 to 0x184D2A5F.
 const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
+/// The "legacy" frame format (`lz4 -l`), which we do not read.
+const LEGACY_MAGIC: u32 = 0x184C_2102;
+
+const FLG_VERSION_MASK: u8 = 0b1100_0000;
+const FLG_VERSION_01: u8 = 0b0100_0000;
+const FLG_INDEPENDENT_BLOCKS: u8 = 0b0010_0000;
+const FLG_BLOCK_CHECKSUM: u8 = 0b0001_0000;
+const FLG_CONTENT_SIZE: u8 = 0b0000_1000;
+const FLG_CONTENT_CHECKSUM: u8 = 0b0000_0100;
+const FLG_RESERVED: u8 = 0b0000_0010;
+const FLG_DICTIONARY_ID: u8 = 0b0000_0001;
+const BD_RESERVED: u8 = 0b1000_1111;
+
+/// The high bit of a block size: the block is stored uncompressed.
+const BLOCK_STORED: u32 = 0x8000_0000;
+/// How far back a linked block may refer into earlier output (LZ4 offsets are 16 bits).
+const LINKED_WINDOW: usize = 64 * 1024;
+/// No LZ4 block decodes to more than 255 times its own size (a match-length byte adds at most
+/// 255 bytes); used to bound buffers by the input instead of trusting sizes the input claims.
+const MAX_EXPANSION: usize = 255;
 
 /// Compress `src` into one LZ4 frame with a content checksum and the content size recorded,
 /// independent 4 MB-max blocks — what `lz4 --content-size` would write.
@@ -50,33 +101,330 @@ pub fn declared_content_size(src: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(src.get(6..14)?.try_into().ok()?))
 }
 
-/// Decompress LZ4 frame data (one or more concatenated frames), producing at most `max_raw`
-/// bytes: a declared content size above the limit is refused before decoding, and output that
-/// grows past it stops the decoder.
+/// Decompress LZ4 frame data (one or more concatenated frames, skippable frames allowed),
+/// producing at most `max_raw` bytes: a declared content size above the limit is refused
+/// before anything is allocated, and output that grows past it stops the decoder.
+///
+/// Every frame must be complete and intact: truncation, a checksum or content-size mismatch,
+/// a frame that needs a dictionary and bytes after the last frame are all `Corrupt`.
 pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
-    if let Some(declared) = declared_content_size(src) {
-        if declared > max_raw as u64 {
-            return Err(CodecError::too_large(format!(
-                "lz4 frame declares {declared} decompressed bytes, more than the limit of {max_raw}"
+    if src.is_empty() {
+        return Err(CodecError::corrupt("input is not an lz4 frame: it is empty"));
+    }
+    let mut input = Cursor { rest: src };
+    let mut out = Vec::new();
+    let mut frame: u64 = 0;
+    while !input.rest.is_empty() {
+        frame += 1;
+        let magic = input.rest.first_chunk::<4>().map(|m| u32::from_le_bytes(*m));
+        match magic {
+            Some(FRAME_MAGIC) => {
+                input.rest = input.rest.get(4..).unwrap_or_default();
+                decode_frame(&mut input, frame, &mut out, max_raw)?;
+            }
+            Some(m) if m & 0xFFFF_FFF0 == SKIPPABLE_MAGIC => {
+                input.rest = input.rest.get(4..).unwrap_or_default();
+                skip_frame(&mut input, frame)?;
+            }
+            _ if frame > 1 => {
+                return Err(CodecError::corrupt(format!(
+                    "lz4 frame data has {} trailing bytes after frame {} that are not a frame",
+                    input.rest.len(),
+                    frame - 1
+                )));
+            }
+            Some(LEGACY_MAGIC) => {
+                return Err(CodecError::corrupt(
+                    "input is in the legacy lz4 format (lz4 -l), which this function does not read",
+                ));
+            }
+            _ => return Err(CodecError::corrupt("input is not an lz4 frame (bad magic number)")),
+        }
+    }
+    Ok(out)
+}
+
+/// The unread part of the input.
+struct Cursor<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    /// The next `n` bytes, or `None` (consuming nothing) if fewer remain.
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.rest.len() {
+            return None;
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Some(head)
+    }
+
+    fn u32_le(&mut self) -> Option<u32> {
+        let bytes = self.take(4)?;
+        Some(u32::from_le_bytes(bytes.try_into().ok()?))
+    }
+}
+
+/// Skip a skippable frame whose magic number has been read.
+fn skip_frame(input: &mut Cursor<'_>, frame: u64) -> Result<()> {
+    let Some(size) = input.u32_le() else {
+        return Err(CodecError::corrupt(format!(
+            "lz4 skippable frame is truncated: the size field of frame {frame} is incomplete"
+        )));
+    };
+    let remaining = input.rest.len();
+    if usize::try_from(size).map_or(true, |size| input.take(size).is_none()) {
+        return Err(CodecError::corrupt(format!(
+            "lz4 skippable frame is truncated: frame {frame} declares {size} bytes but only {remaining} remain"
+        )));
+    }
+    Ok(())
+}
+
+/// What a frame descriptor says.
+struct Descriptor {
+    independent: bool,
+    block_checksum: bool,
+    content_checksum: bool,
+    /// The recorded content size; `None` if absent or 0 ("unknown", as in `lz4frame.c`).
+    content_size: Option<u64>,
+    block_max: usize,
+}
+
+/// Read and check a frame descriptor (after the magic number).
+fn read_descriptor(input: &mut Cursor<'_>, frame: u64) -> Result<Descriptor> {
+    let truncated =
+        || CodecError::corrupt(format!("lz4 frame is truncated: the header of frame {frame} is incomplete"));
+    let damaged = |what: String| CodecError::corrupt(format!("lz4 frame header is damaged (frame {frame}): {what}"));
+
+    let start = input.rest;
+    let &[flg, bd] = input.take(2).ok_or_else(truncated)? else {
+        return Err(truncated());
+    };
+    if flg & FLG_VERSION_MASK != FLG_VERSION_01 {
+        return Err(damaged(format!("its version is {}, the only version is 1", flg >> 6)));
+    }
+    if flg & FLG_RESERVED != 0 {
+        return Err(damaged("a reserved bit of its flags is set".into()));
+    }
+    if bd & BD_RESERVED != 0 {
+        return Err(damaged("a reserved bit of its block descriptor is set".into()));
+    }
+    let block_max = match (bd >> 4) & 0x07 {
+        4 => 64 << 10,
+        5 => 256 << 10,
+        6 => 1 << 20,
+        7 => 4 << 20,
+        code => return Err(damaged(format!("block size code {code} is not one of 4 (64 KB) to 7 (4 MB)"))),
+    };
+    let content_size = if flg & FLG_CONTENT_SIZE != 0 {
+        let bytes = input.take(8).ok_or_else(truncated)?;
+        Some(u64::from_le_bytes(bytes.try_into().map_err(|_| truncated())?))
+    } else {
+        None
+    };
+    let dictionary = if flg & FLG_DICTIONARY_ID != 0 { Some(input.u32_le().ok_or_else(truncated)?) } else { None };
+    let descriptor_len = start.len() - input.rest.len();
+    let described = start.get(..descriptor_len).ok_or_else(truncated)?;
+    let &[checksum] = input.take(1).ok_or_else(truncated)? else {
+        return Err(truncated());
+    };
+    if (XxHash32::oneshot(0, described) >> 8) as u8 != checksum {
+        return Err(CodecError::corrupt(format!(
+            "lz4 frame header checksum mismatch (frame {frame}): the header is damaged"
+        )));
+    }
+    if let Some(id) = dictionary {
+        return Err(CodecError::corrupt(format!(
+            "lz4 frame needs dictionary 0x{id:08X}, which this function does not take (frame {frame})"
+        )));
+    }
+    Ok(Descriptor {
+        independent: flg & FLG_INDEPENDENT_BLOCKS != 0,
+        block_checksum: flg & FLG_BLOCK_CHECKSUM != 0,
+        content_checksum: flg & FLG_CONTENT_CHECKSUM != 0,
+        content_size: content_size.filter(|&size| size != 0),
+        block_max,
+    })
+}
+
+/// Decode one frame whose magic number has been read, appending its content to `out`, which
+/// never grows past `max_raw` bytes.
+fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: usize) -> Result<()> {
+    let desc = read_descriptor(input, frame)?;
+    let frame_start = out.len();
+    // Limit against the whole output; `out.len() <= max_raw` always holds.
+    let room = max_raw.saturating_sub(frame_start);
+    if let Some(declared) = desc.content_size {
+        if declared > room as u64 {
+            return Err(if frame_start == 0 {
+                CodecError::over_limit("lz4 frame", declared, max_raw)
+            } else {
+                CodecError::over_limit("lz4 frame data", declared.saturating_add(frame_start as u64), max_raw)
+            });
+        }
+        // Reserve the declared size, but no more than the rest of the input could hold: a tiny
+        // input declaring a huge size must not make us allocate it.
+        let plausible = input.rest.len().saturating_mul(MAX_EXPANSION);
+        let expected = usize::try_from(declared).unwrap_or(usize::MAX).min(plausible);
+        ensure_capacity(out, frame_start.saturating_add(expected), max_raw)?;
+    }
+    let mismatch_more = |held: usize| {
+        CodecError::corrupt(format!(
+            "lz4 frame declares {} bytes of content but holds at least {held} (frame {frame})",
+            desc.content_size.unwrap_or(0)
+        ))
+    };
+
+    let mut block: u64 = 0;
+    loop {
+        let Some(header) = input.u32_le() else {
+            return Err(CodecError::corrupt(if input.rest.is_empty() {
+                format!("lz4 frame is truncated: the end mark of frame {frame} is missing")
+            } else {
+                format!("lz4 frame is truncated: a block header of frame {frame} is incomplete")
+            }));
+        };
+        if header == 0 {
+            break;
+        }
+        block += 1;
+        let stored = header & BLOCK_STORED != 0;
+        let size = usize::try_from(header & !BLOCK_STORED).unwrap_or(usize::MAX);
+        if size > desc.block_max {
+            return Err(CodecError::corrupt(format!(
+                "lz4 frame is corrupt: block {block} of frame {frame} is {size} bytes long, more than the \
+                 frame's block maximum of {} bytes",
+                desc.block_max
+            )));
+        }
+        let remaining = input.rest.len();
+        let Some(data) = input.take(size) else {
+            return Err(CodecError::corrupt(format!(
+                "lz4 frame is truncated: block {block} of frame {frame} is {size} bytes long but only \
+                 {remaining} remain"
+            )));
+        };
+        if desc.block_checksum {
+            let Some(expected) = input.u32_le() else {
+                return Err(CodecError::corrupt(format!(
+                    "lz4 frame is truncated: the checksum of block {block} of frame {frame} is missing"
+                )));
+            };
+            if XxHash32::oneshot(0, data) != expected {
+                return Err(CodecError::corrupt(format!(
+                    "lz4 frame block checksum mismatch (block {block} of frame {frame}): the data is damaged"
+                )));
+            }
+        }
+
+        let start = out.len();
+        let held = start.saturating_sub(frame_start);
+        // Room left under the declared size (if any) and under the caller's limit.
+        let declared_room = desc.content_size.map(|d| usize::try_from(d).unwrap_or(usize::MAX).saturating_sub(held));
+        let limit_room = max_raw.saturating_sub(start);
+        if stored {
+            if declared_room.is_some_and(|room| size > room) {
+                return Err(mismatch_more(held.saturating_add(size)));
+            }
+            if size > limit_room {
+                return Err(limit_exceeded(max_raw));
+            }
+            ensure_capacity(out, start.saturating_add(size), max_raw)?;
+            out.extend_from_slice(data);
+            continue;
+        }
+
+        // Decode into the spare room of `out`, sized to the smallest of: the block maximum, the
+        // room left (declared or limit), and what `size` compressed bytes can possibly expand to.
+        let room = declared_room.unwrap_or(limit_room).min(limit_room);
+        let cap = desc.block_max.min(room).min(size.saturating_mul(MAX_EXPANSION));
+        ensure_capacity(out, start.saturating_add(cap), max_raw)?;
+        out.resize(start.saturating_add(cap), 0);
+        let (earlier, spare) = out.split_at_mut(start);
+        let decoded = if desc.independent {
+            lz4_flex::block::decompress_into(data, spare)
+        } else {
+            let window = earlier.get(start.saturating_sub(LINKED_WINDOW).max(frame_start)..).unwrap_or_default();
+            lz4_flex::block::decompress_into_with_dict(data, spare, window)
+        };
+        match decoded {
+            Ok(n) => out.truncate(start.saturating_add(n)),
+            Err(DecompressError::OutputTooSmall { .. }) if cap < desc.block_max && cap == room => {
+                out.truncate(start);
+                return Err(if declared_room.is_some_and(|r| r <= limit_room) {
+                    mismatch_more(held.saturating_add(cap).saturating_add(1))
+                } else {
+                    limit_exceeded(max_raw)
+                });
+            }
+            Err(e) => {
+                out.truncate(start);
+                return Err(block_error(&e, block, frame, desc.independent, desc.block_max));
+            }
+        }
+    }
+
+    let content = out.get(frame_start..).unwrap_or_default();
+    if desc.content_checksum {
+        let Some(expected) = input.u32_le() else {
+            return Err(CodecError::corrupt(format!(
+                "lz4 frame is truncated: the content checksum of frame {frame} is missing"
+            )));
+        };
+        if XxHash32::oneshot(0, content) != expected {
+            return Err(CodecError::corrupt(format!(
+                "lz4 frame content checksum mismatch (frame {frame}): the data is damaged"
             )));
         }
     }
-    let magic = src.first_chunk::<4>().map(|m| u32::from_le_bytes(*m));
-    if !matches!(magic, Some(m) if m == FRAME_MAGIC || m & 0xFFFF_FFF0 == SKIPPABLE_MAGIC) {
-        return Err(CodecError::corrupt("input is not an lz4 frame (bad magic number)"));
-    }
-    // lz4_flex decodes one frame per decoder; the lz4 tool writes and reads concatenations.
-    let mut rest = src;
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        let before = rest.len();
-        let frame = read_bounded(lz4_flex::frame::FrameDecoder::new(&mut rest), max_raw - out.len(), "lz4 frame")?;
-        if rest.len() == before {
-            return Err(CodecError::corrupt(format!("lz4 frame data has {before} trailing bytes that are not a frame")));
+    if let Some(declared) = desc.content_size {
+        if declared != content.len() as u64 {
+            return Err(CodecError::corrupt(format!(
+                "lz4 frame declares {declared} bytes of content but holds {} (frame {frame})",
+                content.len()
+            )));
         }
-        out.extend_from_slice(&frame);
     }
-    Ok(out)
+    Ok(())
+}
+
+fn limit_exceeded(max_raw: usize) -> CodecError {
+    CodecError::too_large(format!(
+        "lz4 frame decompresses to more than the limit of {max_raw} bytes (compresslab.max_decompressed_size)"
+    ))
+}
+
+/// A block that the LZ4 block decoder rejected, in words.
+fn block_error(e: &DecompressError, block: u64, frame: u64, independent: bool, block_max: usize) -> CodecError {
+    let why = match e {
+        DecompressError::OutputTooSmall { .. } => {
+            format!("it decodes to more than the frame's block maximum of {block_max} bytes")
+        }
+        DecompressError::LiteralOutOfBounds => "its literal bytes run past its end".to_string(),
+        DecompressError::ExpectedAnotherByte => "it ends in the middle of a sequence".to_string(),
+        DecompressError::OffsetZero => "a match has the invalid offset 0".to_string(),
+        DecompressError::OffsetOutOfBounds if independent => {
+            "a match refers back to before the start of the block (the frame's blocks are independent)".to_string()
+        }
+        DecompressError::OffsetOutOfBounds => "a match refers back to before the start of the frame".to_string(),
+        _ => "it is not valid LZ4 block data".to_string(),
+    };
+    CodecError::corrupt(format!("lz4 frame is corrupt: block {block} of frame {frame} is damaged: {why}"))
+}
+
+/// Make `out`'s capacity at least `needed` bytes (`needed <= max_raw` in all our calls),
+/// allocating fallibly, doubling for amortized growth but never beyond `max_raw`.
+fn ensure_capacity(out: &mut Vec<u8>, needed: usize, max_raw: usize) -> Result<()> {
+    if needed <= out.capacity() {
+        return Ok(());
+    }
+    let target = out.capacity().saturating_mul(2).min(max_raw).max(needed);
+    let mut bigger = try_with_capacity(target, "the decompressed lz4 frame data")?;
+    bigger.extend_from_slice(out);
+    *out = bigger;
+    Ok(())
 }
 
 /// Read everything from `reader`, failing as `TooLarge` once more than `max_raw` bytes come out
@@ -129,8 +477,33 @@ mod tests {
     fn garbage_and_truncation_are_corrupt() {
         assert!(matches!(decompress(b"not a frame", 100), Err(CodecError::Corrupt(_))));
         let frame = compress(&b"abcdefgh".repeat(1000));
-        for cut in [5, 10, frame.len() / 2, frame.len() - 1] {
-            assert!(decompress(&frame[..cut], 1 << 20).is_err(), "cut {cut}");
+        for cut in 0..frame.len() {
+            assert!(matches!(decompress(&frame[..cut], 1 << 20), Err(CodecError::Corrupt(_))), "cut {cut}");
         }
+    }
+
+    #[test]
+    fn buffers_grow_by_doubling_but_never_past_the_limit() {
+        let mut out = try_with_capacity(8, "test").unwrap();
+        out.extend_from_slice(b"12345678");
+        ensure_capacity(&mut out, 10, 15).unwrap();
+        assert_eq!((out.capacity(), &out[..]), (15, &b"12345678"[..]));
+        ensure_capacity(&mut out, 12, 15).unwrap();
+        assert_eq!(out.capacity(), 15);
+        ensure_capacity(&mut out, 20, 1000).unwrap();
+        assert_eq!(out.capacity(), 30);
+        assert!(matches!(ensure_capacity(&mut out, usize::MAX / 2, usize::MAX), Err(CodecError::OutOfMemory(_))));
+        assert_eq!(out, b"12345678");
+    }
+
+    #[test]
+    fn descriptor_fields_are_read() {
+        // The attack reproducer's header: FLG 0x6C (independent blocks, content size, content
+        // checksum), BD 0x70 (4 MB), content size 1, header checksum 0x74.
+        let mut input = Cursor { rest: &[0x6C, 0x70, 1, 0, 0, 0, 0, 0, 0, 0, 0x74, 0xAA] };
+        let desc = read_descriptor(&mut input, 1).unwrap();
+        assert!(desc.independent && desc.content_checksum && !desc.block_checksum);
+        assert_eq!((desc.content_size, desc.block_max), (Some(1), 4 << 20));
+        assert_eq!(input.rest, [0xAA]);
     }
 }
