@@ -1,0 +1,141 @@
+//! zstd_codec against the reference command-line tool (`zstd`, from the system): what we write
+//! it reads, and what it writes (with or without checksum, content size, dictionary) we read.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use compresslab_core::{zstd_codec, CodecError};
+
+const ZSTD: &str = "/usr/bin/zstd";
+
+/// Run `zstd args...` with `input` on stdin; its stdout.
+fn zstd_tool(args: &[&str], input: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(ZSTD)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run /usr/bin/zstd");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(output.status.success(), "zstd {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    output.stdout
+}
+
+fn have_tool() -> bool {
+    let present = Path::new(ZSTD).exists();
+    if !present {
+        eprintln!("{ZSTD} is not installed: interoperability not tested");
+    }
+    present
+}
+
+fn sample_data() -> Vec<u8> {
+    let mut data = Vec::new();
+    for i in 0..60_000u32 {
+        data.extend_from_slice(format!("row {i}: value={} flag={}\n", i.wrapping_mul(2654435761) % 1000, i % 3 == 0).as_bytes());
+    }
+    data
+}
+
+fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("compresslab-zstd-{}-{name}", std::process::id()));
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn the_tool_reads_our_frames() {
+    if !have_tool() {
+        return;
+    }
+    let data = sample_data();
+    for level in [-5, 1, 3, 19] {
+        let frame = zstd_codec::compress(&data, level, None).unwrap();
+        assert_eq!(zstd_tool(&["-d", "-c"], &frame), data, "level {level}");
+    }
+    assert_eq!(zstd_tool(&["-d", "-c"], &zstd_codec::compress(b"", 3, None).unwrap()), b"");
+}
+
+#[test]
+fn we_read_the_tools_frames() {
+    if !have_tool() {
+        return;
+    }
+    let data = sample_data();
+    for args in [&["-19", "-c"][..], &["-19", "-c", "--no-check"], &["-3", "-c", "--no-check"], &["-1", "-c", "--content-size"]] {
+        let frame = zstd_tool(args, &data);
+        assert_eq!(zstd_codec::decompress(&frame, None, data.len()).unwrap(), data, "{args:?}");
+        let mut ticks = 0;
+        assert_eq!(zstd_codec::decompress_with_tick(&frame, None, data.len(), &mut || ticks += 1).unwrap(), data);
+        assert!(ticks >= data.len() / zstd_codec::CHUNK, "{args:?}: {ticks} ticks");
+        assert!(
+            matches!(zstd_codec::decompress(&frame, None, data.len() - 1), Err(CodecError::TooLarge(_))),
+            "{args:?}"
+        );
+    }
+    // Frames from stdin declare no content size: the limit is enforced while decoding.
+    let frame = zstd_tool(&["-19", "-c"], &data);
+    assert_eq!(zstd::zstd_safe::get_frame_content_size(&frame).ok(), Some(None));
+}
+
+#[test]
+fn dictionaries_work_both_ways() {
+    if !have_tool() {
+        return;
+    }
+    let data = b"common prefix of every record: customer_id=42, order_id=7, status=shipped".to_vec();
+    let dict = b"common prefix of every record: customer_id=, order_id=, status=shipped".to_vec();
+    let dict_path = temp_file("dict", &dict);
+    let dict_arg = dict_path.to_str().unwrap();
+    let ours = zstd_codec::compress(&data, 3, Some(&dict)).unwrap();
+    assert_eq!(zstd_tool(&["-d", "-c", "-D", dict_arg], &ours), data);
+    let theirs = zstd_tool(&["-3", "-c", "-D", dict_arg], &data);
+    assert_eq!(zstd_codec::decompress(&theirs, Some(&dict), data.len()).unwrap(), data);
+    std::fs::remove_file(dict_path).unwrap();
+}
+
+#[test]
+fn legacy_reproducer_is_an_error_not_a_crash() {
+    // zstd_decompress('\x26b52ffd002ffd00', '\x28b52f') of the AddressSanitizer report.
+    let frame = b"\x26\xb5\x2f\xfd\x00\x2f\xfd\x00";
+    assert!(matches!(zstd_codec::decompress(frame, Some(b"\x28\xb5\x2f"), 1 << 20), Err(CodecError::InvalidParameter(_))));
+    assert_eq!(
+        zstd_codec::decompress(frame, None, 1 << 20).unwrap_err().message(),
+        "zstd legacy format v0.6 is not supported (frame magic number 0xFD2FB526); only frames of zstd v0.8 \
+         and later (magic number 0xFD2FB528) can be decoded"
+    );
+}
+
+#[test]
+fn malformed_magic_dictionary_is_reported_as_such() {
+    let dict = b"\x37\xa4\x30\xec\x01\x00\x00\x00\x00";
+    let frame = zstd_codec::compress(b"payload", 3, None).unwrap();
+    let expected = CodecError::InvalidParameter(
+        "zstd dictionary is malformed: it starts with the dictionary magic number (0xEC30A437) but its entropy \
+         tables cannot be read"
+            .into(),
+    );
+    assert_eq!(zstd_codec::compress(b"payload", 3, Some(dict)), Err(expected.clone()));
+    assert_eq!(zstd_codec::decompress(&frame, Some(dict), 100), Err(expected));
+}
+
+#[test]
+fn level_19_on_a_large_input_ticks_per_mebibyte() {
+    // 12 MiB is enough to see ticks proportional to the input at a slow level without making
+    // the test suite slow; 50 MB calls tick about 50 times the same way.
+    let data: Vec<u8> = (0..12 * zstd_codec::CHUNK as u32).map(|i| (i.wrapping_mul(2654435761) >> 26) as u8).collect();
+    let mut ticks = 0;
+    let frame = zstd_codec::compress_with_tick(&data, 19, None, &mut || ticks += 1).unwrap();
+    assert!(ticks >= 12, "{ticks} ticks");
+    assert_eq!(zstd::zstd_safe::get_frame_content_size(&frame).ok(), Some(Some(data.len() as u64)));
+    assert_eq!(zstd_codec::decompress(&frame, None, data.len()).unwrap(), data);
+    if have_tool() {
+        assert_eq!(zstd_tool(&["-d", "-c"], &frame), data);
+    }
+}
