@@ -96,14 +96,17 @@ fn zstd_compress(
     dictionary: default!(Option<&[u8]>, "NULL"),
 ) -> Option<Vec<u8>> {
     let level = level.unwrap_or_else(gucs::zstd_level);
-    Some(zstd_codec::compress(data?, level, dictionary).or_raise())
+    Some(zstd_codec::compress_with_tick(data?, level, dictionary, &mut || check_for_interrupts!()).or_raise())
 }
 
 /// Decompress zstd frames (from `zstd_compress` or the `zstd` tool), with the dictionary they
 /// were made with, if any.
 #[pg_extern(stable, parallel_safe)]
 fn zstd_decompress(data: Option<&[u8]>, dictionary: default!(Option<&[u8]>, "NULL")) -> Option<Vec<u8>> {
-    Some(zstd_codec::decompress(data?, dictionary, gucs::max_decompressed_size()).or_raise())
+    Some(
+        zstd_codec::decompress_with_tick(data?, dictionary, gucs::max_decompressed_size(), &mut || check_for_interrupts!())
+            .or_raise(),
+    )
 }
 
 /// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).
