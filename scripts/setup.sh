@@ -35,6 +35,13 @@ if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q
   step "packaged cluster" "stopped"
 fi
 
+if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
+  step "rustfmt, clippy" "present"
+else
+  step "rustfmt, clippy" "installing"
+  rustup component add rustfmt clippy >/dev/null
+fi
+
 if [[ "$(cargo pgrx --version 2>/dev/null || true)" == "cargo-pgrx $PGRX_VERSION" ]]; then
   step "cargo-pgrx" "$PGRX_VERSION present"
 else

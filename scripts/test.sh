@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The README's test command: set up what is missing, then run all three test layers.
+# The README's test command: set up what is missing, then run the gates and all three test
+# layers.
+#   0. gates: rustfmt (cargo fmt --check) and clippy with -D warnings (every unsafe block
+#      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml)
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
-#   3. end-to-end: pgrx-tests/*.sql through psql against a throwaway cluster
+#   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway cluster
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +19,10 @@ run_layer() {
   if "$@"; then status[$name]=passed; else status[$name]=FAILED; fi
 }
 
+gates() {
+  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings
+}
+run_layer "gates (fmt, clippy)" gates
 run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
@@ -29,7 +36,7 @@ trap - EXIT
 
 echo "== summary"
 passed=0 failed=0
-for layer in "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)"; do
+for layer in "gates (fmt, clippy)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)"; do
   echo "$layer: ${status[$layer]}"
   if [[ ${status[$layer]} == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done

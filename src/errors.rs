@@ -1,8 +1,8 @@
 //! Turning core errors into PostgreSQL ERRORs with the SQLSTATE a DBA can act on.
 
 use compresslab_core::CodecError;
-use pgrx::prelude::*;
 use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 /// Raise `err` as an ERROR: corrupt data → `data_corrupted` (XX001), bad method, level or

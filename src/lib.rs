@@ -4,6 +4,9 @@
 //! (`server`), result rows (`rows`), settings and errors. The codecs, checksums, lab and
 //! scenario models live in the pure-Rust `compresslab-core` crate (`core/`).
 
+// Result tables are spelled out in signatures because pgrx reads their column names there.
+#![allow(clippy::type_complexity)]
+
 use pgrx::prelude::*;
 
 ::pgrx::pg_module_magic!(name, version);

@@ -22,7 +22,9 @@ fn mismatch(type_name: &str, detail: String) -> ! {
     report(
         PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         format!("compresslab's result type {type_name} does not match its row: {detail}"),
-        Some("The installed SQL and the library disagree; reinstall the extension (ALTER EXTENSION compresslab UPDATE)."),
+        Some(
+            "The installed SQL and the library disagree; reinstall the extension (ALTER EXTENSION compresslab UPDATE).",
+        ),
     )
 }
 

@@ -50,7 +50,9 @@ mod tests {
         for (i, slice) in wal.chunks(2048).enumerate() {
             payloads.push((format!("WAL slice {i}"), slice.to_vec()));
         }
-        let text = bytes("SELECT convert_to(string_agg(description, ' ' ORDER BY objoid, objsubid), 'UTF8') FROM pg_description");
+        let text = bytes(
+            "SELECT convert_to(string_agg(description, ' ' ORDER BY objoid, objsubid), 'UTF8') FROM pg_description",
+        );
         for (i, slice) in text.chunks(8192).take(6).enumerate() {
             payloads.push((format!("text slice {i}"), slice.to_vec()));
         }
@@ -73,7 +75,10 @@ mod tests {
 
     #[pg_test]
     fn pglz_is_byte_identical_to_the_server_and_interoperates_both_ways() {
-        let custom = Strategy::parse("min_input_size=16, min_comp_rate=5, first_success_by=2048, match_size_good=64, match_size_drop=20").unwrap();
+        let custom = Strategy::parse(
+            "min_input_size=16, min_comp_rate=5, first_success_by=2048, match_size_good=64, match_size_drop=20",
+        )
+        .unwrap();
         let mut compared = 0;
         for (name, data) in server_payloads() {
             for strategy in [Strategy::DEFAULT, Strategy::ALWAYS, custom] {
@@ -108,7 +113,8 @@ mod tests {
         let ours = bytes_with("SELECT compresslab.pglz_compress($1)", &text).unwrap();
         let theirs = bytes_with("SELECT compresslab.server_pglz_compress($1)", &text).unwrap();
         assert_eq!(ours, theirs);
-        let back = bytes_with(&format!("SELECT compresslab.server_pglz_decompress($1, {})", text.len()), &ours).unwrap();
+        let back =
+            bytes_with(&format!("SELECT compresslab.server_pglz_decompress($1, {})", text.len()), &ours).unwrap();
         assert_eq!(back, text);
         // Refusals are NULL on both sides.
         assert_eq!(bytes_with("SELECT compresslab.pglz_compress($1)", b"short"), None);
@@ -198,7 +204,11 @@ mod tests {
         for data in interop_inputs() {
             for level in [-5, 3, 19] {
                 let ours = bytes_with(&format!("SELECT compresslab.zstd_compress($1, {level})"), &data).unwrap();
-                assert_eq!(run_tool("zstd", &["-d", "-c", "-q"], &ours), data, "zstd -d read our level {level} frame wrongly");
+                assert_eq!(
+                    run_tool("zstd", &["-d", "-c", "-q"], &ours),
+                    data,
+                    "zstd -d read our level {level} frame wrongly"
+                );
             }
             for args in [&["-c", "-q"][..], &["-c", "-q", "-19"], &["-c", "-q", "--fast=3", "--no-check"]] {
                 let theirs = run_tool("zstd", args, &data);
@@ -258,10 +268,15 @@ mod tests {
         Spi::run("SET compresslab.method = 'snappy'").unwrap();
     }
 
-    #[pg_test(error = "compressed value declares 4000 decompressed bytes, more than the limit of 1000 (compresslab.max_decompressed_size)")]
+    #[pg_test(
+        error = "compressed value declares 4000 decompressed bytes, more than the limit of 1000 (compresslab.max_decompressed_size)"
+    )]
     fn max_decompressed_size_refuses_large_values() {
         Spi::run("SET compresslab.max_decompressed_size = 1000").unwrap();
-        Spi::run("SELECT compresslab.decompress(compresslab.compress(convert_to(repeat('abcd', 1000), 'UTF8'), 'zstd'))").unwrap();
+        Spi::run(
+            "SELECT compresslab.decompress(compresslab.compress(convert_to(repeat('abcd', 1000), 'UTF8'), 'zstd'))",
+        )
+        .unwrap();
     }
 
     #[pg_test]

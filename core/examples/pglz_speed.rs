@@ -12,8 +12,8 @@
 
 use std::time::Instant;
 
-use compresslab_core::rng::SeededRng;
 use compresslab_core::pglz::{compress_fast_into, compress_into, decompress_into, max_output, Strategy};
+use compresslab_core::rng::SeededRng;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -48,11 +48,7 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {
     for rep in 0..=reps {
         let t0 = Instant::now();
         for ((src, out), len) in slices.iter().zip(outs.iter_mut()).zip(lens.iter_mut()) {
-            *len = if fast {
-                compress_fast_into(src, out, &strategy)
-            } else {
-                compress_into(src, out, &strategy)
-            };
+            *len = if fast { compress_fast_into(src, out, &strategy) } else { compress_into(src, out, &strategy) };
         }
         let t1 = Instant::now();
         for ((src, out), len) in slices.iter().zip(&outs).zip(&lens) {
@@ -93,8 +89,22 @@ fn synthetic() -> Vec<(String, Vec<u8>)> {
     let mut rng = SeededRng::new(1);
     let mut rnd = move || rng.next_u64();
     const WORDS: [&str; 16] = [
-        "the", "tuple", "page", "buffer", "of", "and", "PostgreSQL", "index", "heap", "vacuum",
-        "toast", "a", "to", "checkpoint", "WAL", "record",
+        "the",
+        "tuple",
+        "page",
+        "buffer",
+        "of",
+        "and",
+        "PostgreSQL",
+        "index",
+        "heap",
+        "vacuum",
+        "toast",
+        "a",
+        "to",
+        "checkpoint",
+        "WAL",
+        "record",
     ];
     let size = 2 << 20;
 
@@ -139,9 +149,5 @@ fn synthetic() -> Vec<(String, Vec<u8>)> {
     }
     text.truncate(size);
 
-    vec![
-        ("pages".to_string(), pages),
-        ("wal".to_string(), wal),
-        ("text".to_string(), text),
-    ]
+    vec![("pages".to_string(), pages), ("wal".to_string(), wal), ("text".to_string(), text)]
 }

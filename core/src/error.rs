@@ -75,7 +75,10 @@ pub fn try_with_capacity(capacity: usize, what: &str) -> Result<Vec<u8>> {
 /// Make room for `additional` more bytes in `v`, fallibly (see [`try_zeroed`]).
 pub fn try_reserve(v: &mut Vec<u8>, additional: usize, what: &str) -> Result<()> {
     v.try_reserve(additional).map_err(|_| {
-        CodecError::out_of_memory(format!("out of memory: could not allocate {} bytes for {what}", v.len() + additional))
+        CodecError::out_of_memory(format!(
+            "out of memory: could not allocate {} bytes for {what}",
+            v.len() + additional
+        ))
     })
 }
 

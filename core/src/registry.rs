@@ -94,28 +94,83 @@ pub struct MethodInfo {
 
 /// The method table.
 pub const METHODS: &[MethodInfo] = &[
-    MethodInfo { kind: MethodKind::Memcpy, name: "memcpy", family: Family::Copy, server: false,
-        about: "a plain copy: the speed limit of any method" },
-    MethodInfo { kind: MethodKind::Pglz, name: "pglz", family: Family::Pglz, server: false,
-        about: "our pglz, byte-identical to PostgreSQL's, default strategy (as TOAST and wal_compression)" },
-    MethodInfo { kind: MethodKind::PglzFast, name: "pglz_fast", family: Family::Pglz, server: false,
-        about: "our pglz with a faster match finder: same format, not byte-identical" },
-    MethodInfo { kind: MethodKind::PglzAlways, name: "pglz_always", family: Family::Pglz, server: false,
-        about: "our pglz with the always strategy (no size or saving thresholds)" },
-    MethodInfo { kind: MethodKind::Lz4, name: "lz4", family: Family::Lz4, server: false,
-        about: "an LZ4 block (lz4_flex), as TOAST stores lz4 values" },
-    MethodInfo { kind: MethodKind::Lz4Frame, name: "lz4_frame", family: Family::Lz4, server: false,
-        about: "an LZ4 frame with content size and checksum (lz4_flex), as the lz4 tool writes" },
-    MethodInfo { kind: MethodKind::Zstd, name: "zstd", family: Family::Zstd, server: false,
-        about: "a zstd frame (the zstd crate's static libzstd)" },
-    MethodInfo { kind: MethodKind::ServerPglz, name: "server_pglz", family: Family::Pglz, server: true,
-        about: "PostgreSQL's own C pglz_compress/pglz_decompress, default strategy" },
-    MethodInfo { kind: MethodKind::ServerPglzAlways, name: "server_pglz_always", family: Family::Pglz, server: true,
-        about: "PostgreSQL's own C pglz with the always strategy" },
-    MethodInfo { kind: MethodKind::ServerLz4, name: "server_lz4", family: Family::Lz4, server: true,
-        about: "the liblz4 the server links: LZ4_compress_default / LZ4_decompress_safe" },
-    MethodInfo { kind: MethodKind::ServerZstd, name: "server_zstd", family: Family::Zstd, server: true,
-        about: "the libzstd the server links: ZSTD_compressCCtx / ZSTD_decompressDCtx" },
+    MethodInfo {
+        kind: MethodKind::Memcpy,
+        name: "memcpy",
+        family: Family::Copy,
+        server: false,
+        about: "a plain copy: the speed limit of any method",
+    },
+    MethodInfo {
+        kind: MethodKind::Pglz,
+        name: "pglz",
+        family: Family::Pglz,
+        server: false,
+        about: "our pglz, byte-identical to PostgreSQL's, default strategy (as TOAST and wal_compression)",
+    },
+    MethodInfo {
+        kind: MethodKind::PglzFast,
+        name: "pglz_fast",
+        family: Family::Pglz,
+        server: false,
+        about: "our pglz with a faster match finder: same format, not byte-identical",
+    },
+    MethodInfo {
+        kind: MethodKind::PglzAlways,
+        name: "pglz_always",
+        family: Family::Pglz,
+        server: false,
+        about: "our pglz with the always strategy (no size or saving thresholds)",
+    },
+    MethodInfo {
+        kind: MethodKind::Lz4,
+        name: "lz4",
+        family: Family::Lz4,
+        server: false,
+        about: "an LZ4 block (lz4_flex), as TOAST stores lz4 values",
+    },
+    MethodInfo {
+        kind: MethodKind::Lz4Frame,
+        name: "lz4_frame",
+        family: Family::Lz4,
+        server: false,
+        about: "an LZ4 frame with content size and checksum (lz4_flex), as the lz4 tool writes",
+    },
+    MethodInfo {
+        kind: MethodKind::Zstd,
+        name: "zstd",
+        family: Family::Zstd,
+        server: false,
+        about: "a zstd frame (the zstd crate's static libzstd)",
+    },
+    MethodInfo {
+        kind: MethodKind::ServerPglz,
+        name: "server_pglz",
+        family: Family::Pglz,
+        server: true,
+        about: "PostgreSQL's own C pglz_compress/pglz_decompress, default strategy",
+    },
+    MethodInfo {
+        kind: MethodKind::ServerPglzAlways,
+        name: "server_pglz_always",
+        family: Family::Pglz,
+        server: true,
+        about: "PostgreSQL's own C pglz with the always strategy",
+    },
+    MethodInfo {
+        kind: MethodKind::ServerLz4,
+        name: "server_lz4",
+        family: Family::Lz4,
+        server: true,
+        about: "the liblz4 the server links: LZ4_compress_default / LZ4_decompress_safe",
+    },
+    MethodInfo {
+        kind: MethodKind::ServerZstd,
+        name: "server_zstd",
+        family: Family::Zstd,
+        server: true,
+        about: "the libzstd the server links: ZSTD_compressCCtx / ZSTD_decompressDCtx",
+    },
 ];
 
 impl MethodKind {
@@ -147,8 +202,19 @@ impl Named for MethodKind {
 /// The methods measured when none are given: every Rust codec, the server's C references at
 /// comparable settings, and memcpy as the speed limit.
 pub const DEFAULT_BENCH_METHODS: &[&str] = &[
-    "memcpy", "pglz", "pglz_fast", "pglz_always", "server_pglz", "lz4", "lz4_frame", "server_lz4", "zstd:-5",
-    "zstd:1", "zstd:3", "server_zstd:3", "zstd:9",
+    "memcpy",
+    "pglz",
+    "pglz_fast",
+    "pglz_always",
+    "server_pglz",
+    "lz4",
+    "lz4_frame",
+    "server_lz4",
+    "zstd:-5",
+    "zstd:1",
+    "zstd:3",
+    "server_zstd:3",
+    "zstd:9",
 ];
 
 /// A method at a setting, parsed and checked: for a family with levels the level is always
@@ -173,9 +239,8 @@ impl MethodSpec {
             }
             None => (text, None),
         };
-        let kind: MethodKind = parse_named(name).map_err(|e| {
-            CodecError::invalid(format!("{e} (zstd methods take a level: zstd:19)"))
-        })?;
+        let kind: MethodKind =
+            parse_named(name).map_err(|e| CodecError::invalid(format!("{e} (zstd methods take a level: zstd:19)")))?;
         MethodSpec::new(kind, level.or(kind.info().family.levels().map(|_| default_level)))
     }
 

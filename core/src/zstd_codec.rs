@@ -197,7 +197,11 @@ pub fn decompress_with_tick(
                 return Err(if out.is_empty() {
                     CodecError::over_limit("zstd frame", declared, max_raw)
                 } else {
-                    CodecError::over_limit("zstd data of several frames", declared.saturating_add(out.len() as u64), max_raw)
+                    CodecError::over_limit(
+                        "zstd data of several frames",
+                        declared.saturating_add(out.len() as u64),
+                        max_raw,
+                    )
                 });
             }
         }
@@ -322,7 +326,9 @@ fn frame_at(rest: &[u8], first: bool) -> Result<FrameStart> {
     if SKIPPABLE_MAGICS.contains(&magic) {
         let declared = match rest.get(4..8) {
             Some(size) => u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize,
-            None => return Err(CodecError::corrupt("zstd frame is truncated: a skippable frame's header is incomplete")),
+            None => {
+                return Err(CodecError::corrupt("zstd frame is truncated: a skippable frame's header is incomplete"))
+            }
         };
         let len = declared.saturating_add(8);
         if rest.len() < len {
@@ -365,9 +371,9 @@ fn check_frame_dictionary(needed: NonZeroU32, given: Option<&[u8]>, given_id: Op
         (None, _) => Err(CodecError::corrupt(format!("{needs}; give it as the dictionary argument"))),
         (Some(_), Some(id)) if id == needed => Ok(()),
         (Some(_), Some(id)) => Err(CodecError::invalid(format!("{needs}, but the dictionary given has ID {id}"))),
-        (Some(_), None) => Err(CodecError::invalid(format!(
-            "{needs}, but the dictionary given is raw content without an ID"
-        ))),
+        (Some(_), None) => {
+            Err(CodecError::invalid(format!("{needs}, but the dictionary given is raw content without an ID")))
+        }
     }
 }
 
@@ -411,7 +417,10 @@ fn malformed_dictionary() -> CodecError {
 fn dictionary_load_error(code: usize, dict: &[u8]) -> CodecError {
     match error_code(code) {
         Some(e) if e == Zerr::ZSTD_error_memory_allocation as usize && !has_dictionary_magic(dict) => {
-            CodecError::out_of_memory(format!("out of memory: zstd could not load a dictionary of {} bytes", dict.len()))
+            CodecError::out_of_memory(format!(
+                "out of memory: zstd could not load a dictionary of {} bytes",
+                dict.len()
+            ))
         }
         _ if has_dictionary_magic(dict) => malformed_dictionary(),
         _ => CodecError::invalid(format!("zstd cannot use this dictionary ({})", error_name(code))),
@@ -424,7 +433,9 @@ fn compress_error(code: usize, dictionary: Option<&[u8]>) -> CodecError {
         Some(e) if e == Zerr::ZSTD_error_memory_allocation as usize => {
             CodecError::out_of_memory("out of memory: zstd compression could not allocate its working memory")
         }
-        Some(e) if e == Zerr::ZSTD_error_dictionary_corrupted as usize && dictionary.is_some() => malformed_dictionary(),
+        Some(e) if e == Zerr::ZSTD_error_dictionary_corrupted as usize && dictionary.is_some() => {
+            malformed_dictionary()
+        }
         _ => CodecError::invalid(format!("zstd compression failed ({})", error_name(code))),
     }
 }
@@ -594,11 +605,16 @@ mod tests {
         // With a usable dictionary, the frame is still a legacy one.
         let err = decompress(V06_FRAME, Some(b"eight or more bytes"), 1000).unwrap_err();
         assert!(matches!(&err, CodecError::Corrupt(m) if m.contains("v0.6")), "{err:?}");
-        for (magic, version) in [(0xFD2F_B51Eu32, "v0.1"), (0xFD2F_B522, "v0.2"), (0xFD2F_B527, "v0.7"), (0xFD2F_B520, "before v0.8")] {
+        for (magic, version) in
+            [(0xFD2F_B51Eu32, "v0.1"), (0xFD2F_B522, "v0.2"), (0xFD2F_B527, "v0.7"), (0xFD2F_B520, "before v0.8")]
+        {
             let mut frame = magic.to_le_bytes().to_vec();
             frame.extend_from_slice(&[0; 12]);
             let err = decompress(&frame, None, 1000).unwrap_err();
-            assert!(matches!(&err, CodecError::Corrupt(m) if m.contains(&format!("legacy format {version} "))), "{err:?}");
+            assert!(
+                matches!(&err, CodecError::Corrupt(m) if m.contains(&format!("legacy format {version} "))),
+                "{err:?}"
+            );
         }
     }
 
@@ -634,7 +650,9 @@ mod tests {
         let mut truncated = sample_dictionary();
         truncated.truncate(40);
         for dict in [BAD_MAGIC_DICT, &b"\x37\xa4\x30\xec\x01\x00\x00\x00"[..], &truncated] {
-            for err in [compress(b"payload", 3, Some(dict)).unwrap_err(), decompress(&frame, Some(dict), 100).unwrap_err()] {
+            for err in
+                [compress(b"payload", 3, Some(dict)).unwrap_err(), decompress(&frame, Some(dict), 100).unwrap_err()]
+            {
                 assert!(
                     matches!(&err, CodecError::InvalidParameter(m) if m.starts_with("zstd dictionary is malformed: it starts with the dictionary magic number")),
                     "{dict:?}: {err:?}"
@@ -675,15 +693,15 @@ mod tests {
     fn limits_and_garbage() {
         let data = vec![0u8; 100_000];
         let frame = compress(&data, 3, None).unwrap();
-        assert_eq!(
-            decompress(&frame, None, 99_999),
-            Err(CodecError::over_limit("zstd frame", 100_000, 99_999))
-        );
+        assert_eq!(decompress(&frame, None, 99_999), Err(CodecError::over_limit("zstd frame", 100_000, 99_999)));
         let err = decompress(b"garbage!", None, 10).unwrap_err();
         assert!(matches!(&err, CodecError::Corrupt(m) if m.contains("not a zstd frame")), "{err:?}");
         for cut in [1, 3, 4, 5, 8, frame.len() / 2, frame.len() - 1] {
             let err = decompress(&frame[..cut], None, 1 << 20).unwrap_err();
-            assert!(matches!(&err, CodecError::Corrupt(m) if m.starts_with("zstd frame is truncated")), "cut {cut}: {err:?}");
+            assert!(
+                matches!(&err, CodecError::Corrupt(m) if m.starts_with("zstd frame is truncated")),
+                "cut {cut}: {err:?}"
+            );
         }
     }
 
@@ -704,7 +722,9 @@ mod tests {
             bad[i] ^= 0x20;
             match decompress(&bad, None, data.len()) {
                 Ok(out) => assert_eq!(out, data, "byte {i}"),
-                Err(CodecError::Corrupt(m)) => assert!(m.starts_with("zstd frame") || m.starts_with("input is not"), "byte {i}: {m}"),
+                Err(CodecError::Corrupt(m)) => {
+                    assert!(m.starts_with("zstd frame") || m.starts_with("input is not"), "byte {i}: {m}")
+                }
                 Err(CodecError::TooLarge(_)) => {}
                 Err(e) => panic!("byte {i}: {e:?}"),
             }
@@ -738,7 +758,8 @@ mod tests {
         let err = decompress(&trailing, None, 100).unwrap_err();
         assert!(matches!(&err, CodecError::Corrupt(m) if m.contains("4 trailing bytes")), "{err:?}");
         // A skippable frame cut short.
-        let err = decompress(&data[..data.len() - compress(b"second", 19, None).unwrap().len() - 1], None, 100).unwrap_err();
+        let err =
+            decompress(&data[..data.len() - compress(b"second", 19, None).unwrap().len() - 1], None, 100).unwrap_err();
         assert!(matches!(&err, CodecError::Corrupt(m) if m.starts_with("zstd frame is truncated")), "{err:?}");
     }
 

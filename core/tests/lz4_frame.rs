@@ -39,13 +39,26 @@ impl Rng {
 }
 
 const SUBJECTS: [&str; 8] = [
-    "the customer", "our supplier", "the warehouse", "a courier", "the accountant", "the night shift",
-    "PostgreSQL", "the backup job",
+    "the customer",
+    "our supplier",
+    "the warehouse",
+    "a courier",
+    "the accountant",
+    "the night shift",
+    "PostgreSQL",
+    "the backup job",
 ];
-const VERBS: [&str; 8] = ["shipped", "returned", "counted", "compressed", "archived", "checked", "rejected", "signed for"];
+const VERBS: [&str; 8] =
+    ["shipped", "returned", "counted", "compressed", "archived", "checked", "rejected", "signed for"];
 const OBJECTS: [&str; 8] = [
-    "twelve crates of apples", "the monthly invoice", "a pallet of bricks", "three boxes of paper",
-    "the WAL segment", "an empty container", "the spare keys", "a TOAST chunk",
+    "twelve crates of apples",
+    "the monthly invoice",
+    "a pallet of bricks",
+    "three boxes of paper",
+    "the WAL segment",
+    "an empty container",
+    "the spare keys",
+    "a TOAST chunk",
 ];
 
 /// Text of `len` bytes: numbered lines, each one of 16 three-sentence paragraphs. Compressible
@@ -81,7 +94,10 @@ fn fixture_input() -> Vec<u8> {
 
 /// Each fixture: file name, and the parts it is made of, each an `lz4` command line and the
 /// slice of [`fixture_input`] it compresses (several parts are concatenated frames).
-const FIXTURES: &[(&str, &[(&[&str], usize, usize)])] = &[
+/// One part of a fixture: the `lz4` arguments and the input slice (start, end) compressed.
+type Part = (&'static [&'static str], usize, usize);
+
+const FIXTURES: &[(&str, &[Part])] = &[
     // Defaults: 4 MB independent blocks, content checksum, no content size.
     ("text.lz4", &[(&["-c"], 0, FIXTURE_LEN)]),
     ("text_hc_content_size.lz4", &[(&["-c", "-9", "--content-size"], 0, FIXTURE_LEN)]),
@@ -562,7 +578,9 @@ fn damaged_fields_are_errors() {
     check(bytes, "content checksum mismatch");
 
     // Content size: fewer bytes than declared, more bytes than declared.
-    for (declared, expected) in [(5_001, "declares 5001 bytes of content but holds 5000"), (4_999, "holds at least 5000")] {
+    for (declared, expected) in
+        [(5_001, "declares 5001 bytes of content but holds 5000"), (4_999, "holds at least 5000")]
+    {
         let mut frame = Frame::new().compressed(&data);
         frame.content_size = Some(declared);
         check(frame.bytes(), expected);
@@ -573,8 +591,14 @@ fn damaged_fields_are_errors() {
 
     // Blocks above the block maximum, stored or compressed.
     let big = text(70_000, 7);
-    check(Frame::new().stored(&big).bytes(), "block 1 of frame 1 is 70000 bytes long, more than the frame's block maximum of 65536");
-    check(Frame::new().compressed(&big).bytes(), "block 1 of frame 1 is damaged: it decodes to more than the frame's block maximum of 65536");
+    check(
+        Frame::new().stored(&big).bytes(),
+        "block 1 of frame 1 is 70000 bytes long, more than the frame's block maximum of 65536",
+    );
+    check(
+        Frame::new().compressed(&big).bytes(),
+        "block 1 of frame 1 is damaged: it decodes to more than the frame's block maximum of 65536",
+    );
 
     // A block that is not LZ4.
     let mut garbage = Frame::new();
@@ -613,7 +637,9 @@ fn limits_are_enforced_before_allocating_and_while_decoding() {
     // A declared size above the limit: TooLarge, with the one over-limit wording.
     let frame = compress(&text(1000, 8));
     match decompress(&frame, 999) {
-        Err(CodecError::TooLarge(m)) => assert!(m.starts_with("lz4 frame declares 1000 decompressed bytes, more than the limit of 999"), "{m}"),
+        Err(CodecError::TooLarge(m)) => {
+            assert!(m.starts_with("lz4 frame declares 1000 decompressed bytes, more than the limit of 999"), "{m}")
+        }
         other => panic!("{other:?}"),
     }
     // A tiny frame declaring an enormous size under an unlimited limit must not allocate it:
@@ -627,7 +653,8 @@ fn limits_are_enforced_before_allocating_and_while_decoding() {
 
     // No declared size: the output stops at the limit.
     let data = text(196_608, 9); // three blocks of 64 KB
-    let stream = Frame::new().compressed(&data[..65_536]).compressed(&data[65_536..131_072]).stored(&data[131_072..]).bytes();
+    let stream =
+        Frame::new().compressed(&data[..65_536]).compressed(&data[65_536..131_072]).stored(&data[131_072..]).bytes();
     assert_eq!(decompress(&stream, data.len()).unwrap(), data);
     for limit in [0, 1, 65_535, 65_536, 100_000, 131_072, data.len() - 1] {
         assert!(matches!(decompress(&stream, limit), Err(CodecError::TooLarge(_))), "limit {limit}");

@@ -5,13 +5,13 @@
 //! in this file; the in-server tests compare with the server's own C code on every run.
 
 use compresslab_core::pglz::{
-    compress, compress_fast, compress_fast_into, compress_into, decompress, decompress_into, max_output, maximum_compressed_size,
-    Strategy,
+    compress, compress_fast, compress_fast_into, compress_into, decompress, decompress_into, max_output,
+    maximum_compressed_size, Strategy,
 };
+use compresslab_core::rng::SeededRng;
 use compresslab_core::CodecError;
 use proptest::prelude::{any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, ProptestConfig};
 use proptest::strategy::Strategy as _;
-use compresslab_core::rng::SeededRng;
 
 // ---------------------------------------------------------------------------
 // Deterministic data generators (also used to regenerate the C fixtures).
@@ -41,9 +41,30 @@ fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
 }
 
 const WORDS: [&str; 24] = [
-    "the", "tuple", "page", "buffer", "compression", "of", "and", "PostgreSQL", "index", "heap",
-    "vacuum", "toast", "a", "to", "in", "is", "for", "checkpoint", "WAL", "record", "with",
-    "relation", "transaction", "snapshot",
+    "the",
+    "tuple",
+    "page",
+    "buffer",
+    "compression",
+    "of",
+    "and",
+    "PostgreSQL",
+    "index",
+    "heap",
+    "vacuum",
+    "toast",
+    "a",
+    "to",
+    "in",
+    "is",
+    "for",
+    "checkpoint",
+    "WAL",
+    "record",
+    "with",
+    "relation",
+    "transaction",
+    "snapshot",
 ];
 
 fn text(n: usize, seed: u64) -> Vec<u8> {
@@ -162,10 +183,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
 /// Reference decoder: byte-by-byte, as simple as possible, panics on bad input.
@@ -438,16 +456,10 @@ fn pglz_compress_fast_rules_and_size() {
 #[test]
 fn pglz_decoder_fast_path_boundaries() {
     for seed in 0..3u64 {
-        for data in [
-            page_like(3000, seed),
-            text(2100, seed),
-            wal_like(1500, seed),
-            high_bytes(4500, seed),
-            vec![7u8; 1000],
-        ] {
-            for c in [compress(&data, &Strategy::ALWAYS), compress_fast(&data, &Strategy::ALWAYS)]
-                .into_iter()
-                .flatten()
+        for data in
+            [page_like(3000, seed), text(2100, seed), wal_like(1500, seed), high_bytes(4500, seed), vec![7u8; 1000]]
+        {
+            for c in [compress(&data, &Strategy::ALWAYS), compress_fast(&data, &Strategy::ALWAYS)].into_iter().flatten()
             {
                 assert_eq!(decompress(&c, data.len(), true).unwrap(), data);
                 for raw in (0..data.len()).step_by(37).chain(data.len().saturating_sub(300)..data.len()) {
@@ -473,15 +485,7 @@ fn pglz_strategy_parse_names_and_pairs() {
     assert_eq!(Strategy::parse("  ALWAYS \n").unwrap(), Strategy::ALWAYS);
     assert_eq!(Strategy::parse("Default").unwrap(), Strategy::DEFAULT);
     let s = Strategy::parse("min_comp_rate=5, first_success_by = 4096 ,match_size_drop=-3").unwrap();
-    assert_eq!(
-        s,
-        Strategy {
-            min_comp_rate: 5,
-            first_success_by: 4096,
-            match_size_drop: -3,
-            ..Strategy::DEFAULT
-        }
-    );
+    assert_eq!(s, Strategy { min_comp_rate: 5, first_success_by: 4096, match_size_drop: -3, ..Strategy::DEFAULT });
     let all = "min_input_size=0,max_input_size=2147483647,min_comp_rate=0,\
                first_success_by=2147483647,match_size_good=128,match_size_drop=6";
     assert_eq!(Strategy::parse(all).unwrap(), Strategy::ALWAYS);
@@ -550,11 +554,7 @@ fn pglz_every_match_length() {
         let c = compress(&data, &Strategy::ALWAYS).unwrap();
         assert_eq!(decompress(&c, data.len(), true).unwrap(), data);
         // The copy must be a single tag of exactly `len` bytes at offset 300.
-        let tag = if len > 17 {
-            vec![0x10 | 0x0f, 0x2c, (len - 18) as u8]
-        } else {
-            vec![0x10 | (len - 3) as u8, 0x2c]
-        };
+        let tag = if len > 17 { vec![0x10 | 0x0f, 0x2c, (len - 18) as u8] } else { vec![0x10 | (len - 3) as u8, 0x2c] };
         assert!(c.windows(tag.len()).any(|w| w == tag.as_slice()), "len {len}");
     }
     // Decoder: every length 3..=273 at offsets 1, 7, 300 from hand-built tags.
@@ -578,9 +578,8 @@ fn pglz_offsets_near_the_limit() {
         let c = compress(&data, &Strategy::ALWAYS);
         let c = c.expect("the zero run pays for the random part");
         assert_eq!(decompress(&c, data.len(), true).unwrap(), data);
-        let has_far_tag = c.windows(3).any(|w| {
-            w[0] & 0x0f == 0x0f && ((w[0] as usize & 0xf0) << 4 | w[1] as usize) == dist
-        });
+        let has_far_tag =
+            c.windows(3).any(|w| w[0] & 0x0f == 0x0f && ((w[0] as usize & 0xf0) << 4 | w[1] as usize) == dist);
         // The compressor only reaches back 4094 bytes.
         assert_eq!(has_far_tag, dist <= 4094, "dist {dist}");
     }

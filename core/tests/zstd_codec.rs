@@ -38,7 +38,9 @@ fn have_tool() -> bool {
 fn sample_data() -> Vec<u8> {
     let mut data = Vec::new();
     for i in 0..60_000u32 {
-        data.extend_from_slice(format!("row {i}: value={} flag={}\n", i.wrapping_mul(2654435761) % 1000, i % 3 == 0).as_bytes());
+        data.extend_from_slice(
+            format!("row {i}: value={} flag={}\n", i.wrapping_mul(2654435761) % 1000, i % 3 == 0).as_bytes(),
+        );
     }
     data
 }
@@ -68,7 +70,9 @@ fn we_read_the_tools_frames() {
         return;
     }
     let data = sample_data();
-    for args in [&["-19", "-c"][..], &["-19", "-c", "--no-check"], &["-3", "-c", "--no-check"], &["-1", "-c", "--content-size"]] {
+    for args in
+        [&["-19", "-c"][..], &["-19", "-c", "--no-check"], &["-3", "-c", "--no-check"], &["-1", "-c", "--content-size"]]
+    {
         let frame = zstd_tool(args, &data);
         assert_eq!(zstd_codec::decompress(&frame, None, data.len()).unwrap(), data, "{args:?}");
         let mut ticks = 0;
@@ -104,7 +108,10 @@ fn dictionaries_work_both_ways() {
 fn legacy_reproducer_is_an_error_not_a_crash() {
     // zstd_decompress('\x26b52ffd002ffd00', '\x28b52f') of the AddressSanitizer report.
     let frame = b"\x26\xb5\x2f\xfd\x00\x2f\xfd\x00";
-    assert!(matches!(zstd_codec::decompress(frame, Some(b"\x28\xb5\x2f"), 1 << 20), Err(CodecError::InvalidParameter(_))));
+    assert!(matches!(
+        zstd_codec::decompress(frame, Some(b"\x28\xb5\x2f"), 1 << 20),
+        Err(CodecError::InvalidParameter(_))
+    ));
     assert_eq!(
         zstd_codec::decompress(frame, None, 1 << 20).unwrap_err().message(),
         "zstd legacy format v0.6 is not supported (frame magic number 0xFD2FB526); only frames of zstd v0.8 \

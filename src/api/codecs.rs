@@ -9,11 +9,16 @@ use pgrx::prelude::*;
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
 use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress_padded};
+use crate::server::check_interrupts;
 
 /// Compress `data` into compresslab's self-describing format. `method` defaults to the
 /// `compresslab.method` setting, `level` (zstd only) to `compresslab.zstd_level`.
 #[pg_extern(stable, parallel_safe)]
-fn compress(data: Option<&[u8]>, method: default!(Option<&str>, "NULL"), level: default!(Option<i32>, "NULL")) -> Option<Vec<u8>> {
+fn compress(
+    data: Option<&[u8]>,
+    method: default!(Option<&str>, "NULL"),
+    level: default!(Option<i32>, "NULL"),
+) -> Option<Vec<u8>> {
     let data = data?;
     let method = method.map(|m| Method::parse(m).or_raise()).unwrap_or_else(gucs::method);
     let level = match (method, level) {
@@ -35,7 +40,11 @@ fn compression_info(
     data: &[u8],
 ) -> TableIterator<'static, (name!(method, String), name!(raw_size, i64), name!(compressed_size, i64))> {
     let info = envelope::info(data).or_raise();
-    TableIterator::once((compresslab_core::registry::Named::name(info.method).to_string(), info.raw_size as i64, info.compressed_size as i64))
+    TableIterator::once((
+        compresslab_core::registry::Named::name(info.method).to_string(),
+        info.raw_size as i64,
+        info.compressed_size as i64,
+    ))
 }
 
 /// PostgreSQL's raw pglz format (no header), as TOAST and WAL store it. NULL when the strategy
@@ -96,7 +105,7 @@ fn zstd_compress(
     dictionary: default!(Option<&[u8]>, "NULL"),
 ) -> Option<Vec<u8>> {
     let level = level.unwrap_or_else(gucs::zstd_level);
-    Some(zstd_codec::compress_with_tick(data?, level, dictionary, &mut || check_for_interrupts!()).or_raise())
+    Some(zstd_codec::compress_with_tick(data?, level, dictionary, &mut check_interrupts).or_raise())
 }
 
 /// Decompress zstd frames (from `zstd_compress` or the `zstd` tool), with the dictionary they
@@ -104,7 +113,7 @@ fn zstd_compress(
 #[pg_extern(stable, parallel_safe)]
 fn zstd_decompress(data: Option<&[u8]>, dictionary: default!(Option<&[u8]>, "NULL")) -> Option<Vec<u8>> {
     Some(
-        zstd_codec::decompress_with_tick(data?, dictionary, gucs::max_decompressed_size(), &mut || check_for_interrupts!())
+        zstd_codec::decompress_with_tick(data?, dictionary, gucs::max_decompressed_size(), &mut check_interrupts)
             .or_raise(),
     )
 }

@@ -19,10 +19,8 @@ fn sample() -> Vec<u8> {
 /// One row per codec and checksum of this build, each exercised once: codecs by a round trip
 /// of a sample, checksums against their published check values.
 #[pg_extern(immutable, parallel_safe)]
-fn capabilities() -> TableIterator<
-    'static,
-    (name!(kind, String), name!(name, String), name!(ok, bool), name!(detail, String)),
-> {
+fn capabilities(
+) -> TableIterator<'static, (name!(kind, String), name!(name, String), name!(ok, bool), name!(detail, String))> {
     let data = sample();
     let mut rows = Vec::new();
     let mut codec = |name: &str, packed: Option<Vec<u8>>, unpack: &dyn Fn(&[u8]) -> Option<Vec<u8>>| {
@@ -36,11 +34,9 @@ fn capabilities() -> TableIterator<
         rows.push(("codec".to_string(), name.to_string(), ok, detail));
     };
     for m in [Method::Pglz, Method::Lz4, Method::Zstd] {
-        codec(
-            &format!("compress({})", m.name()),
-            envelope::compress(&data, m, None).ok(),
-            &|p| envelope::decompress(p, usize::MAX).ok(),
-        );
+        codec(&format!("compress({})", m.name()), envelope::compress(&data, m, None).ok(), &|p| {
+            envelope::decompress(p, usize::MAX).ok()
+        });
     }
     codec("pglz (PostgreSQL format)", pglz::compress(&data, &pglz::Strategy::DEFAULT), &|p| {
         pglz::decompress(p, data.len(), true).ok()

@@ -10,11 +10,11 @@ use pgrx::prelude::*;
 use pgrx::{composite_type, JsonB, PgRelation};
 
 use crate::errors::{raise, required, OrRaise};
+use crate::gucs;
 use crate::rows::{set_of, Row};
 use crate::server::pages::{read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_server_file_read};
 use crate::server::{c_codecs, files, sampling, PgHooks};
-use crate::gucs;
 
 const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
 /// Pages read per batch when a whole relation is measured: memory stays at 8 MB plus buffers.
@@ -95,7 +95,8 @@ fn run_batches(opts: &BenchOptions, source: &str, mut next_batch: impl FnMut() -
             ));
             let mut codecs: Vec<Box<dyn Codec>> = opts.methods.iter().map(build_codec).collect();
             let mut refs: Vec<&mut dyn Codec> = codecs.iter_mut().map(|c| c.as_mut() as &mut dyn Codec).collect();
-            let measurements = lab::measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut hooks).or_raise();
+            let measurements =
+                lab::measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut hooks).or_raise();
             for (i, (spec, m)) in opts.methods.iter().zip(measurements).enumerate() {
                 if batch_no == 1 {
                     merged.push((*spec, slice_size, m));

@@ -35,11 +35,7 @@ fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: 
         Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
         None => (0..nblocks).collect(),
     };
-    PgHooks.progress(&format!(
-        "estimating full-page images of {} ({} of {nblocks} pages)",
-        rel.name(),
-        blocks.len()
-    ));
+    PgHooks.progress(&format!("estimating full-page images of {} ({} of {nblocks} pages)", rel.name(), blocks.len()));
     let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
     let mut estimator = FpiEstimator::new(settings);
     for batch in blocks.chunks(PAGES_PER_BATCH) {

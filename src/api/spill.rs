@@ -10,7 +10,7 @@ use pgrx::prelude::*;
 
 use crate::errors::{raise, required, OrRaise};
 use crate::rows::set_of;
-use crate::server::sampling;
+use crate::server::{check_interrupts, sampling};
 
 /// Simulate logical-decoding spill files for the rows of `query`: each row is one change,
 /// written in order as `ReorderBufferSerializeChange` would, under each strategy (NULL: all of
@@ -44,9 +44,6 @@ fn simulate_spill(
         zstd_codec::check_level(zstd_level).or_raise();
     }
     let records = sampling::query_records(query);
-    let rows = spill::simulate(&records, &strategies, zstd_level, &mut || {
-        check_for_interrupts!();
-    })
-    .or_raise();
+    let rows = spill::simulate(&records, &strategies, zstd_level, &mut check_interrupts).or_raise();
     set_of("compresslab.spill_result", &rows)
 }

@@ -143,7 +143,11 @@ fn loaded_symbol(library: &std::ffi::CStr, symbol: &std::ffi::CStr) -> Result<*m
     // SAFETY: handle is valid; dlsym returns null if the symbol is missing.
     let ptr = unsafe { libc::dlsym(handle, symbol.as_ptr()) };
     if ptr.is_null() {
-        return Err(CodecError::invalid(format!("{} has no symbol {}", library.to_string_lossy(), symbol.to_string_lossy())));
+        return Err(CodecError::invalid(format!(
+            "{} has no symbol {}",
+            library.to_string_lossy(),
+            symbol.to_string_lossy()
+        )));
     }
     Ok(ptr)
 }
@@ -162,8 +166,14 @@ impl ServerLz4 {
         // SAFETY: the symbols have these C signatures in lz4.h.
         unsafe {
             Ok(ServerLz4 {
-                compress: std::mem::transmute::<*mut c_void, Lz4CompressFn>(loaded_symbol(lib, c"LZ4_compress_default")?),
-                decompress: std::mem::transmute::<*mut c_void, Lz4DecompressFn>(loaded_symbol(lib, c"LZ4_decompress_safe")?),
+                compress: std::mem::transmute::<*mut c_void, Lz4CompressFn>(loaded_symbol(
+                    lib,
+                    c"LZ4_compress_default",
+                )?),
+                decompress: std::mem::transmute::<*mut c_void, Lz4DecompressFn>(loaded_symbol(
+                    lib,
+                    c"LZ4_decompress_safe",
+                )?),
             })
         }
     }
@@ -189,7 +199,9 @@ impl Codec for ServerLz4 {
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         // SAFETY: LZ4_decompress_safe never writes past dstCapacity nor reads past srcSize.
-        let n = unsafe { (self.decompress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), src.len() as i32, dst.len() as i32) };
+        let n = unsafe {
+            (self.decompress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), src.len() as i32, dst.len() as i32)
+        };
         if n as usize != dst.len() {
             return Err(CodecError::corrupt("liblz4 rejected the block"));
         }
@@ -225,8 +237,14 @@ impl ServerZstd {
                 spec,
                 cctx: create_cctx(),
                 dctx: create_dctx(),
-                compress: std::mem::transmute::<*mut c_void, ZstdCompressCctxFn>(loaded_symbol(lib, c"ZSTD_compressCCtx")?),
-                decompress: std::mem::transmute::<*mut c_void, ZstdDecompressDctxFn>(loaded_symbol(lib, c"ZSTD_decompressDCtx")?),
+                compress: std::mem::transmute::<*mut c_void, ZstdCompressCctxFn>(loaded_symbol(
+                    lib,
+                    c"ZSTD_compressCCtx",
+                )?),
+                decompress: std::mem::transmute::<*mut c_void, ZstdDecompressDctxFn>(loaded_symbol(
+                    lib,
+                    c"ZSTD_decompressDCtx",
+                )?),
                 is_error: std::mem::transmute::<*mut c_void, ZstdIsErrorFn>(loaded_symbol(lib, c"ZSTD_isError")?),
                 free_cctx: std::mem::transmute::<*mut c_void, ZstdFreeFn>(loaded_symbol(lib, c"ZSTD_freeCCtx")?),
                 free_dctx: std::mem::transmute::<*mut c_void, ZstdFreeFn>(loaded_symbol(lib, c"ZSTD_freeDCtx")?),
@@ -255,7 +273,9 @@ impl Codec for ServerZstd {
     fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
         let level = self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL);
         // SAFETY: libzstd writes at most dst.len() bytes and reads src.len(); the context is ours.
-        let n = unsafe { (self.compress)(self.cctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len(), level) };
+        let n = unsafe {
+            (self.compress)(self.cctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len(), level)
+        };
         // SAFETY: ZSTD_isError only inspects the code.
         if unsafe { (self.is_error)(n) } != 0 {
             return Err(CodecError::invalid("libzstd's ZSTD_compressCCtx failed"));
@@ -264,7 +284,8 @@ impl Codec for ServerZstd {
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         // SAFETY: libzstd never writes past the capacity given; the context is ours.
-        let n = unsafe { (self.decompress)(self.dctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len()) };
+        let n =
+            unsafe { (self.decompress)(self.dctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len()) };
         // SAFETY: as above.
         if unsafe { (self.is_error)(n) } != 0 || n != dst.len() {
             return Err(CodecError::corrupt("libzstd rejected the frame"));

@@ -30,11 +30,7 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
         raise(CodecError::invalid("offset and length must not be negative"));
     }
     // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
-    let mut file = File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .unwrap_or_else(|e| io_error(e));
+    let mut file = File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).unwrap_or_else(|e| io_error(e));
     let meta = file.metadata().unwrap_or_else(|e| io_error(e));
     if !meta.is_file() {
         report(
@@ -45,7 +41,9 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
     }
     let wanted = length.map(|l| l as u64).unwrap_or(meta.len().saturating_sub(offset as u64));
     if wanted > limit as u64 {
-        raise(CodecError::too_large(format!("{wanted} bytes requested from \"{path}\"; give length (at most {limit})")));
+        raise(CodecError::too_large(format!(
+            "{wanted} bytes requested from \"{path}\"; give length (at most {limit})"
+        )));
     }
     file.seek(SeekFrom::Start(offset as u64)).unwrap_or_else(|e| io_error(e));
     let mut data = try_with_capacity(wanted as usize, "the file's bytes").or_raise();

@@ -10,13 +10,18 @@ pub mod sampling;
 use compresslab_core::lab::Hooks;
 use pgrx::prelude::*;
 
+/// Check for cancel, `statement_timeout` and termination: an ERROR (or exit) if one is due.
+pub fn check_interrupts() {
+    check_for_interrupts!();
+}
+
 /// Interrupt checks between slices and during long work (cancel, `statement_timeout`,
 /// `pg_terminate_backend`), and progress as NOTICEs.
 pub struct PgHooks;
 
 impl Hooks for PgHooks {
     fn tick(&mut self) {
-        check_for_interrupts!();
+        check_interrupts();
     }
     fn progress(&mut self, what: &str) {
         notice!("compresslab: {what}");

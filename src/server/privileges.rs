@@ -26,10 +26,10 @@ fn is_superuser() -> bool {
 /// contain every row, and their compressed size leaks how alike rows are.
 pub fn require_page_read(rel: &PgRelation) {
     // SAFETY: a catalog lookup on a relation we hold a lock on and the current user.
-    let may_select = unsafe {
-        pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
-    } == pg_sys::AclResult::ACLCHECK_OK
-        || user_has_role(pg_sys::ROLE_PG_READ_ALL_DATA);
+    let may_select =
+        unsafe { pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode) }
+            == pg_sys::AclResult::ACLCHECK_OK
+            || user_has_role(pg_sys::ROLE_PG_READ_ALL_DATA);
     if !may_select {
         permission_denied(
             format!("permission denied for table {}", rel.name()),

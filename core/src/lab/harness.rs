@@ -196,7 +196,11 @@ pub fn measure_codecs(
     let mut arenas = Arenas::new(payload, slice_size, codecs)?;
     let mut measurements: Vec<Measurement> = codecs
         .iter()
-        .map(|_| Measurement { slices: arenas.ends.len(), input_bytes: arenas.unpacked.len(), ..Measurement::default() })
+        .map(|_| Measurement {
+            slices: arenas.ends.len(),
+            input_bytes: arenas.unpacked.len(),
+            ..Measurement::default()
+        })
         .collect();
     for iteration in 0..=iterations {
         for (codec, m) in codecs.iter_mut().zip(&mut measurements) {
@@ -441,7 +445,10 @@ mod tests {
         let mut good = codec("lz4");
         let mut codecs: [&mut dyn Codec; 2] = [good.as_mut(), &mut LazyDecoder];
         assert!(measure_codecs(&payload(), 2048, &mut codecs, 1, &mut NoHooks).is_err());
-        assert!(matches!(bench_codec(&payload(), 0, &mut Failing, 1, &mut NoHooks), Err(CodecError::InvalidParameter(_))));
+        assert!(matches!(
+            bench_codec(&payload(), 0, &mut Failing, 1, &mut NoHooks),
+            Err(CodecError::InvalidParameter(_))
+        ));
     }
 
     #[test]
@@ -474,8 +481,7 @@ mod tests {
     #[test]
     fn merged_batches_equal_one_run_in_bytes() {
         let p = payload();
-        let halves =
-            [Payload::new("mixed", p.pieces[..1].to_vec()), Payload::new("mixed", p.pieces[1..].to_vec())];
+        let halves = [Payload::new("mixed", p.pieces[..1].to_vec()), Payload::new("mixed", p.pieces[1..].to_vec())];
         let mut codec = codec("pglz");
         let whole = measure_codec(&p, 2048, codec.as_mut(), 3, &mut NoHooks).unwrap();
         let mut merged = Measurement::default();
@@ -499,7 +505,11 @@ mod tests {
             assert_eq!(arenas.unpacked.len(), 100_000);
             // lz4_flex's bound is the loosest: 110% of the slice, + 20 bytes.
             let longest = if slice_size == 0 { 100_000 } else { slice_size };
-            assert!(arenas.packed.len() <= 100_000 + longest / 10 + 1024, "slice {slice_size}: {}", arenas.packed.len());
+            assert!(
+                arenas.packed.len() <= 100_000 + longest / 10 + 1024,
+                "slice {slice_size}: {}",
+                arenas.packed.len()
+            );
             assert_eq!(arenas.ends.len(), p.slice_count(slice_size));
         }
         // 1-byte slices: every one stored raw, all verified.

@@ -56,7 +56,8 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
     const RIGHT: f64 = 200.0;
     const TOP: f64 = 50.0;
     const BOTTOM: f64 = 60.0;
-    const PALETTE: &[&str] = &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+    const PALETTE: &[&str] =
+        &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
     let points: Vec<&BenchRow> = rows.iter().filter(|r| r.compress_mbps.is_finite() && r.compress_mbps > 0.0).collect();
     let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let mut svg = format!(
@@ -70,7 +71,8 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
         svg.push_str("<text x=\"40\" y=\"100\">no results</text>\n</svg>\n");
         return svg;
     }
-    let (min_speed, max_speed) = points.iter().fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(r.compress_mbps), hi.max(r.compress_mbps)));
+    let (min_speed, max_speed) =
+        points.iter().fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(r.compress_mbps), hi.max(r.compress_mbps)));
     let max_ratio = points.iter().fold(1.0f64, |m, r| m.max(r.ratio));
     let (x_lo, x_hi) = ((min_speed.log10()).floor(), (max_speed.log10()).ceil().max(min_speed.log10().floor() + 1.0));
     let y_hi = (max_ratio * 1.1).ceil();

@@ -40,10 +40,7 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
     let produced = lz4_flex::block::decompress_into(src, dst)
         .map_err(|e| CodecError::corrupt(format!("lz4 block is corrupt: {e}")))?;
     if produced != dst.len() {
-        return Err(CodecError::corrupt(format!(
-            "lz4 block decoded to {produced} bytes, expected {}",
-            dst.len()
-        )));
+        return Err(CodecError::corrupt(format!("lz4 block decoded to {produced} bytes, expected {}", dst.len())));
     }
     Ok(())
 }

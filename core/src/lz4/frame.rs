@@ -28,7 +28,7 @@
 //! (`lz4frame.c`) does, a recorded content size of 0 means "unknown": its encoder never writes
 //! 0 for content that is not empty.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use lz4_flex::block::DecompressError;
 use twox_hash::XxHash32;
@@ -425,23 +425,6 @@ fn ensure_capacity(out: &mut Vec<u8>, needed: usize, max_raw: usize) -> Result<(
     bigger.extend_from_slice(out);
     *out = bigger;
     Ok(())
-}
-
-/// Read everything from `reader`, failing as `TooLarge` once more than `max_raw` bytes come out
-/// and as `Corrupt` on a decoding error.
-pub(crate) fn read_bounded(reader: impl Read, max_raw: usize, what: &str) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    let limit = (max_raw as u64).saturating_add(1);
-    reader
-        .take(limit)
-        .read_to_end(&mut out)
-        .map_err(|e| CodecError::corrupt(format!("{what} is corrupt: {e}")))?;
-    if out.len() > max_raw {
-        return Err(CodecError::too_large(format!(
-            "{what} decompresses to more than the limit of {max_raw} bytes"
-        )));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

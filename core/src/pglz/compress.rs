@@ -191,12 +191,7 @@ fn compress_with<const FAST: bool>(src: &[u8], dst: &mut [u8], strategy: &Strate
     })
 }
 
-fn compress_sized<const FAST: bool>(
-    src: &[u8],
-    dst: &mut [u8],
-    params: &Params,
-    ws: &mut Workspace,
-) -> Option<usize> {
+fn compress_sized<const FAST: bool>(src: &[u8], dst: &mut [u8], params: &Params, ws: &mut Workspace) -> Option<usize> {
     match (FAST, src.len() <= SMALL_INPUT) {
         (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small),
         (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large),
@@ -225,21 +220,15 @@ impl Params {
     fn new(slen: usize, s: &Strategy) -> Option<Params> {
         // C's slen is an int32; longer inputs are above any max_input_size.
         let slen_i64 = slen as i64;
-        if s.match_size_good <= 0
-            || slen_i64 < i64::from(s.min_input_size)
-            || slen_i64 > i64::from(s.max_input_size)
-        {
+        if s.match_size_good <= 0 || slen_i64 < i64::from(s.min_input_size) || slen_i64 > i64::from(s.max_input_size) {
             return None;
         }
         let slen = slen as i32; // fits: slen <= max_input_size <= i32::MAX
         let good_match = s.match_size_good.clamp(17, MAX_MATCH as i32);
         let good_drop = s.match_size_drop.clamp(0, 100);
         let need_rate = s.min_comp_rate.clamp(0, 99);
-        let result_max = if slen > i32::MAX / 100 {
-            (slen / 100) * (100 - need_rate)
-        } else {
-            (slen * (100 - need_rate)) / 100
-        };
+        let result_max =
+            if slen > i32::MAX / 100 { (slen / 100) * (100 - need_rate) } else { (slen * (100 - need_rate)) / 100 };
         let hash_size: u32 = match slen {
             0..=127 => 512,
             128..=255 => 1024,
@@ -377,70 +366,41 @@ fn find_match<T: Slot>(
     (best_len, best_off)
 }
 
-fn compress_core<T: Slot>(
-    src: &[u8],
-    out: &mut [u8],
-    p: &Params,
-    ws: &mut Tables<T>,
-) -> Option<usize> {
+fn compress_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Tables<T>) -> Option<usize> {
     let slen = src.len();
     let mask = p.mask;
     ws.head[..=mask as usize].fill(T::EMPTY);
 
-    let mut dp = 0usize; // next input position
-    let mut bp = 0usize; // next output position
-    // The first item "flushes" a control byte to out[0] before reserving out[0]
-    // itself, so no dummy location is needed.
-    let mut ctrl_pos = 0usize;
-    let mut ctrl_byte = 0u8;
-    let mut ctrl_bit = 0u8;
+    let mut ip = 0usize; // next input position
+    let mut emit = Emitter::new(out, p.result_max);
     let mut found_match = false;
 
-    while dp < slen {
-        if bp >= p.result_max {
+    while ip < slen {
+        if emit.op >= p.result_max {
             return None;
         }
-        if !found_match && bp as i64 >= p.first_success_by {
+        if !found_match && emit.op as i64 >= p.first_success_by {
             return None;
         }
 
-        let bucket = hash_at(src, dp, mask);
-        let (len, off) = find_match(src, dp, bucket, ws, p.good_match, p.good_drop);
-
-        if ctrl_bit == 0 {
-            out[ctrl_pos] = ctrl_byte;
-            ctrl_pos = bp;
-            bp += 1;
-            ctrl_byte = 0;
-            ctrl_bit = 1;
-        }
+        let bucket = hash_at(src, ip, mask);
+        let (len, off) = find_match(src, ip, bucket, ws, p.good_match, p.good_drop);
 
         if len > 2 {
-            ctrl_byte |= ctrl_bit;
-            let hi = ((off & 0xf00) >> 4) as u8;
-            if len > 17 {
-                out[bp] = hi | 0x0f;
-                out[bp + 1] = off as u8;
-                out[bp + 2] = (len - 18) as u8;
-                bp += 3;
-            } else {
-                out[bp] = hi | (len - 3) as u8;
-                out[bp + 1] = off as u8;
-                bp += 2;
-            }
+            emit.tag(off, len);
             // Every covered position enters the history. Runs of equal buckets
             // (long runs of one byte) keep the bucket head in a register.
-            let stop = dp + len;
+            let stop = ip + len;
             let full = stop.min(slen.saturating_sub(3));
             let mut last_bucket = bucket;
-            let mut last_pos = T::encode(dp);
-            ws.chain[dp % HISTORY_SIZE] = ws.head[bucket];
-            let mut q = dp + 1;
+            let mut last_pos = T::encode(ip);
+            ws.chain[ip % HISTORY_SIZE] = ws.head[bucket];
+            let mut q = ip + 1;
             if q < full {
                 // Rolling form of the 4-byte hash: shifting the previous value by
                 // two drops b0 into bit 8 and up, so XOR it out and XOR the new byte
                 // in; the mask makes the (sign-extended) high bits irrelevant.
-                let first = &src[dp..full + 3];
+                let first = &src[ip..full + 3];
                 let mut h = bucket as u32;
                 for (i, w) in first.windows(5).enumerate() {
                     h = ((h << 2) ^ (sx(w[0]) << 8) ^ sx(w[4])) & mask;
@@ -451,7 +411,7 @@ fn compress_core<T: Slot>(
                         ws.head[last_bucket] = last_pos;
                         ws.head[b]
                     };
-                    let pos = dp + 1 + i;
+                    let pos = ip + 1 + i;
                     ws.chain[pos % HISTORY_SIZE] = prev;
                     last_bucket = b;
                     last_pos = T::encode(pos);
@@ -472,26 +432,89 @@ fn compress_core<T: Slot>(
                 q += 1;
             }
             ws.head[last_bucket] = last_pos;
-            dp = stop;
+            ip = stop;
             found_match = true;
         } else {
-            ws.chain[dp % HISTORY_SIZE] = ws.head[bucket];
-            ws.head[bucket] = T::encode(dp);
-            out[bp] = src[dp];
-            bp += 1;
-            dp += 1;
+            ws.chain[ip % HISTORY_SIZE] = ws.head[bucket];
+            ws.head[bucket] = T::encode(ip);
+            emit.literal(src[ip]);
+            ip += 1;
         }
-        ctrl_bit <<= 1;
     }
 
-    finish(out, ctrl_pos, ctrl_byte, bp, p.result_max)
+    emit.finish()
 }
 
-/// Both encoders' last step: write the pending control byte, and fail as
-/// PostgreSQL does unless the result is below `result_max`.
-fn finish(out: &mut [u8], ctrl_pos: usize, ctrl_byte: u8, bp: usize, result_max: usize) -> Option<usize> {
-    out[ctrl_pos] = ctrl_byte;
-    (bp < result_max).then_some(bp)
+/// The output side of both encoders, as `pglz_out_ctrl`, `pglz_out_literal` and
+/// `pglz_out_tag` write it: items grouped by eight behind a control byte whose
+/// bits, least significant first, say literal (0) or tag (1).
+///
+/// The callers refuse an item once `op >= result_max` (`result_max <= slen`), so
+/// an item starts below `slen` and its at most four bytes (control byte, three-byte
+/// tag) end within `max_output(slen) = slen + 4`; each item checks that bound once.
+struct Emitter<'a> {
+    out: &'a mut [u8],
+    /// The next output position.
+    op: usize,
+    ctrl_pos: usize,
+    ctrl_byte: u8,
+    /// The bit of the next item in `ctrl_byte`; 0 when a new control byte is due.
+    ctrl_bit: u8,
+    result_max: usize,
+}
+
+impl<'a> Emitter<'a> {
+    fn new(out: &'a mut [u8], result_max: usize) -> Emitter<'a> {
+        // The first item "flushes" a control byte to out[0] before reserving out[0]
+        // itself, so no dummy location is needed.
+        Emitter { out, op: 0, ctrl_pos: 0, ctrl_byte: 0, ctrl_bit: 0, result_max }
+    }
+
+    /// Room for one item: a control byte if one is due, then up to three bytes.
+    #[inline(always)]
+    fn item(&mut self) -> &mut [u8] {
+        if self.ctrl_bit == 0 {
+            self.out[self.ctrl_pos] = self.ctrl_byte;
+            self.ctrl_pos = self.op;
+            self.op += 1;
+            self.ctrl_byte = 0;
+            self.ctrl_bit = 1;
+        }
+        &mut self.out[self.op..self.op + 3]
+    }
+
+    #[inline(always)]
+    fn literal(&mut self, byte: u8) {
+        self.item()[0] = byte;
+        self.op += 1;
+        self.ctrl_bit <<= 1;
+    }
+
+    /// A tag: `len` (3..=273) bytes copied from `off` (1..=4095) bytes back.
+    #[inline(always)]
+    fn tag(&mut self, off: usize, len: usize) {
+        let hi = ((off & 0xf00) >> 4) as u8;
+        let room = self.item();
+        room[1] = off as u8;
+        let n = if len > 17 {
+            room[0] = hi | 0x0f;
+            room[2] = (len - 18) as u8;
+            3
+        } else {
+            room[0] = hi | (len - 3) as u8;
+            2
+        };
+        self.op += n;
+        self.ctrl_byte |= self.ctrl_bit;
+        self.ctrl_bit <<= 1;
+    }
+
+    /// Write the pending control byte; fail as PostgreSQL does unless the result is
+    /// below `result_max`.
+    fn finish(self) -> Option<usize> {
+        self.out[self.ctrl_pos] = self.ctrl_byte;
+        (self.op < self.result_max).then_some(self.op)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -546,53 +569,49 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     let good_after = ws.good_after;
 
     // Refuse once the output holds `limit` bytes: result_max, or before the
-    // first match also first_success_by. result_max <= slen (the rate is
-    // clamped to 0..=99), so at the start of an item bp < slen and the item's
-    // at most four bytes (control byte, three-byte tag) end before slen + 4.
+    // first match also first_success_by (see `Emitter` for why that bounds the
+    // output). result_max <= slen since the rate is clamped to 0..=99.
     let fsb = p.first_success_by.max(0) as u64;
     let mut limit = (p.result_max as u64).min(fsb) as usize;
     assert!(p.result_max <= slen);
 
-    let mut dp = 0usize;
-    let mut bp = 0usize;
-    let mut ctrl_pos = 0usize;
-    let mut ctrl_byte = 0u8;
-    let mut ctrl_bit = 0u8;
+    let mut ip = 0usize;
+    let mut emit = Emitter::new(out, p.result_max);
     // Positions with four bytes left can be hashed; with eight, compared by word.
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
     let s = src.as_ptr();
 
-    while dp < slen {
-        if bp >= limit {
+    while ip < slen {
+        if emit.op >= limit {
             return None;
         }
-        let (len, off) = if dp < word_end {
-            // SAFETY: dp + 8 <= slen.
-            let cur = unsafe { read_u64(s, dp) };
+        let (len, off) = if ip < word_end {
+            // SAFETY: ip + 8 <= slen.
+            let cur = unsafe { read_u64(s, ip) };
             let h = hash_mul::<BITS>(cur as u32);
             let prev = ws.head[h];
-            ws.chain[dp % HISTORY_SIZE] = prev;
-            ws.head[h] = T::encode(dp);
+            ws.chain[ip % HISTORY_SIZE] = prev;
+            ws.head[h] = T::encode(ip);
             // Candidates are accepted at distances 1..=reach only, so they lie in
-            // [0, dp) whatever the tables hold.
-            let reach = (MAX_DISTANCE - 1).min(dp);
+            // [0, ip) whatever the tables hold.
+            let reach = (MAX_DISTANCE - 1).min(ip);
             let mut cand = prev.decode();
-            let mut off = dp.wrapping_sub(cand);
+            let mut off = ip.wrapping_sub(cand);
             let mut best_len = 0usize;
             let mut best_off = 0usize;
             if off.wrapping_sub(1) < reach {
-                let max_len = (slen - dp).min(MAX_MATCH);
+                let max_len = (slen - ip).min(MAX_MATCH);
                 let mut i = 0;
                 loop {
-                    // SAFETY: cand = dp - off with 1 <= off <= dp (checked above or
-                    // at the end of the previous iteration), so cand + 8 <= dp + 8 <= slen.
+                    // SAFETY: cand = ip - off with 1 <= off <= ip (checked above or
+                    // at the end of the previous iteration), so cand + 8 <= ip + 8 <= slen.
                     let diff = unsafe { read_u64(s, cand) } ^ cur;
                     let len = if diff != 0 {
                         (diff.trailing_zeros() / 8) as usize
                     } else {
-                        // SAFETY: cand < dp and dp + max_len <= slen.
-                        unsafe { match_len(s, slen, cand, dp, max_len) }
+                        // SAFETY: cand < ip and ip + max_len <= slen.
+                        unsafe { match_len(s, slen, cand, ip, max_len) }
                     };
                     if len > best_len {
                         best_len = len;
@@ -603,75 +622,43 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
                     }
                     i += 1;
                     cand = ws.chain[cand % HISTORY_SIZE].decode();
-                    off = dp.wrapping_sub(cand);
+                    off = ip.wrapping_sub(cand);
                     if off.wrapping_sub(1) >= reach {
                         break;
                     }
                 }
             }
             (best_len, best_off)
-        } else if dp < hash_end {
-            let h = hash_mul::<BITS>(load_u32(src, dp));
-            let found = find_match(src, dp, h, ws, p.good_match, p.good_drop);
-            ws.chain[dp % HISTORY_SIZE] = ws.head[h];
-            ws.head[h] = T::encode(dp);
+        } else if ip < hash_end {
+            let h = hash_mul::<BITS>(load_u32(src, ip));
+            let found = find_match(src, ip, h, ws, p.good_match, p.good_drop);
+            ws.chain[ip % HISTORY_SIZE] = ws.head[h];
+            ws.head[h] = T::encode(ip);
             found
         } else {
             (0, 0)
         };
 
-        // SAFETY (all `out` accesses of this item): ctrl_pos < bp < slen here
-        // and at most bp + 3 < slen + 4 = out.len() is written (see `limit`).
-        if ctrl_bit == 0 {
-            unsafe { *out.get_unchecked_mut(ctrl_pos) = ctrl_byte };
-            ctrl_pos = bp;
-            bp += 1;
-            ctrl_byte = 0;
-            ctrl_bit = 1;
-        }
-
         if len > 2 {
-            ctrl_byte |= ctrl_bit;
-            let hi = ((off & 0xf00) >> 4) as u8;
-            if len > 17 {
-                unsafe {
-                    *out.get_unchecked_mut(bp) = hi | 0x0f;
-                    *out.get_unchecked_mut(bp + 1) = off as u8;
-                    *out.get_unchecked_mut(bp + 2) = (len - 18) as u8;
-                }
-                bp += 3;
-            } else {
-                unsafe {
-                    *out.get_unchecked_mut(bp) = hi | (len - 3) as u8;
-                    *out.get_unchecked_mut(bp + 1) = off as u8;
-                }
-                bp += 2;
-            }
-            let stop = dp + len;
+            emit.tag(off, len);
+            let stop = ip + len;
             let ins_end = stop.min(hash_end);
-            let (head, tail) = if len > FAST_INSERT_ALL {
-                (FAST_INSERT_EDGE, FAST_INSERT_EDGE)
-            } else {
-                (len, 0)
-            };
-            for q in dp + 1..(dp + head).min(ins_end) {
+            let (head, tail) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
+            for q in ip + 1..(ip + head).min(ins_end) {
                 insert_fast::<T, BITS>(src, q, ws);
             }
-            for q in (stop - tail).max(dp + head)..ins_end {
+            for q in (stop - tail).max(ip + head)..ins_end {
                 insert_fast::<T, BITS>(src, q, ws);
             }
-            dp = stop;
+            ip = stop;
             limit = p.result_max;
         } else {
-            // SAFETY: dp < slen (loop condition); bp as above.
-            unsafe { *out.get_unchecked_mut(bp) = *src.get_unchecked(dp) };
-            bp += 1;
-            dp += 1;
+            emit.literal(src[ip]);
+            ip += 1;
         }
-        ctrl_bit <<= 1;
     }
 
-    finish(out, ctrl_pos, ctrl_byte, bp, p.result_max)
+    emit.finish()
 }
 
 /// Eight bytes of `src` at `at`, little-endian.

@@ -74,70 +74,43 @@ fn check_completion(produced: usize, raw_size: usize, consumed: usize, slen: usi
     Ok(())
 }
 
-/// Copies `len` bytes starting `off` bytes before `dp` to `dp`, with the result
+/// Copies `len` bytes starting `off` bytes before `op` to `op`, with the result
 /// of a forward byte-by-byte copy (LZ77): when the source overlaps the
 /// destination, bytes written by this very copy are read again.
 ///
-/// Caller guarantees `1 <= off <= dp` and `dp + len <= out.len()`.
+/// Caller guarantees `1 <= off <= op` and `op + len <= out.len()`.
 #[inline(always)]
-fn copy_match(out: &mut [u8], dp: usize, off: usize, len: usize) {
-    let room = out.len() - dp;
-    if off >= 16 && room >= len + 16 {
-        // Fixed 16-byte chunks. Each chunk's source ends at or before the
-        // chunk's own start, so it reads only final bytes, exactly as a forward
-        // byte copy would. Up to 15 bytes past
-        // `len` are scribbled on; they are rewritten later or lie beyond the
-        // produced length.
-        let mut at = dp;
-        while at < dp + len {
-            let (done, rest) = out.split_at_mut(at);
-            rest[..16].copy_from_slice(&done[at - off..at - off + 16]);
-            at += 16;
-        }
+fn copy_match(out: &mut [u8], op: usize, off: usize, len: usize) {
+    if out.len() - op >= len + FAST_SLACK {
+        // SAFETY: 1 <= off <= op and op + len + 32 <= out.len(), as copy_match_fast needs.
+        unsafe { copy_match_fast(out.as_mut_ptr(), op, off, len) };
         return;
     }
-    if off >= 8 && room >= len + 8 {
-        // The same with 8-byte chunks for offsets 8..15 (or little room left).
-        let mut at = dp;
-        while at < dp + len {
-            let (done, rest) = out.split_at_mut(at);
-            rest[..8].copy_from_slice(&done[at - off..at - off + 8]);
-            at += 8;
-        }
-        return;
-    }
-    let from = dp - off;
+    let from = op - off;
     if off >= len {
         // Disjoint ranges.
-        out.copy_within(from..from + len, dp);
+        out.copy_within(from..from + len, op);
         return;
     }
     if off == 1 {
         // A run of one byte.
         let b = out[from];
-        out[dp..dp + len].fill(b);
+        out[op..op + len].fill(b);
         return;
     }
-    if len <= 32 {
-        // Short overlapping copy with a small offset: byte by byte is cheapest.
-        for i in dp..dp + len {
-            out[i] = out[i - off];
-        }
-        return;
-    }
-    // Doubling: [from, dp) repeats with period `off`; copying it forward makes
-    // [from, dp + off) a clean repetition of twice the length, and so on. Each
+    // Doubling: [from, op) repeats with period `off`; copying it forward makes
+    // [from, op + off) a clean repetition of twice the length, and so on. Each
     // copy's source ends where its destination begins, so they never overlap.
-    let mut dp = dp;
+    let mut op = op;
     let mut off = off;
     let mut len = len;
     while off < len {
-        out.copy_within(dp - off..dp, dp);
-        dp += off;
+        out.copy_within(op - off..op, op);
+        op += off;
         len -= off;
         off *= 2;
     }
-    out.copy_within(dp - off..dp - off + len, dp);
+    out.copy_within(op - off..op - off + len, op);
 }
 
 /// Output room the fast loop of [`decode`] keeps: a match is copied in chunks
@@ -167,112 +140,136 @@ const FAST_INPUT: usize = 8;
 fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
-    let mut sp = 0usize;
-    let mut dp = 0usize;
+    let mut ip = 0usize;
+    let mut op = 0usize;
     let mut ctrl: u32 = 1;
 
     if slen >= FAST_INPUT && raw >= FAST_SLACK {
-        let sp_end = slen - FAST_INPUT;
-        let dp_end = raw - FAST_SLACK;
+        let ip_end = slen - FAST_INPUT;
+        let op_end = raw - FAST_SLACK;
         let src_ptr = src.as_ptr();
         let out_ptr = out.as_mut_ptr();
-        while sp <= sp_end && dp <= dp_end {
-            // Here sp + 8 <= slen and dp + 32 <= raw.
+        while ip <= ip_end && op <= op_end {
+            // Here ip + 8 <= slen and op + 32 <= raw.
             if ctrl == 1 {
-                // SAFETY: sp < slen.
-                ctrl = u32::from(unsafe { *src_ptr.add(sp) }) | 0x100;
-                sp += 1;
+                // SAFETY: ip < slen.
+                ctrl = u32::from(unsafe { *src_ptr.add(ip) }) | 0x100;
+                ip += 1;
                 continue;
             }
             if ctrl & 1 == 0 {
                 // A run of n literals (up to the next tag or the end of the group).
                 let n = ctrl.trailing_zeros() as usize; // 1..=8
-                // SAFETY: sp + 8 <= slen and dp + 8 <= raw; src and out are
-                // distinct slices (one shared, one exclusive), so they don't overlap.
-                unsafe { ptr::copy_nonoverlapping(src_ptr.add(sp), out_ptr.add(dp), 8) };
-                sp += n;
-                dp += n;
+                                                        // SAFETY: ip + 8 <= slen and op + 8 <= raw; src and out are
+                                                        // distinct slices (one shared, one exclusive), so they don't overlap.
+                unsafe { ptr::copy_nonoverlapping(src_ptr.add(ip), out_ptr.add(op), 8) };
+                ip += n;
+                op += n;
                 ctrl >>= n;
             } else {
-                let tag_at = sp;
-                // SAFETY: sp + 3 <= sp + 8 <= slen.
-                let (t1, t2, t3) = unsafe { (*src_ptr.add(sp), *src_ptr.add(sp + 1), *src_ptr.add(sp + 2)) };
+                let tag_at = ip;
+                // SAFETY: ip + 3 <= ip + 8 <= slen.
+                let (t1, t2, t3) = unsafe { (*src_ptr.add(ip), *src_ptr.add(ip + 1), *src_ptr.add(ip + 2)) };
                 let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
                 let mut len = usize::from(t1 & 0x0f) + 3;
-                sp += 2;
+                ip += 2;
                 if len == 18 {
                     len += usize::from(t3);
-                    sp += 1;
+                    ip += 1;
                 }
-                if off == 0 || off > dp {
-                    return Err(bad_offset(off, tag_at, dp));
+                if off == 0 || off > op {
+                    return Err(bad_offset(off, tag_at, op));
                 }
-                if len + FAST_SLACK > raw - dp {
+                if len + FAST_SLACK > raw - op {
                     // Too close to the end for chunked copies: leave this tag
                     // (its control bit still unused) to the checked loop.
-                    sp = tag_at;
+                    ip = tag_at;
                     break;
                 }
-                // SAFETY: 1 <= off <= dp and dp + len + 32 <= raw = out.len().
-                unsafe { copy_match_fast(out_ptr, dp, off, len) };
-                dp += len;
+                // SAFETY: 1 <= off <= op and op + len + 32 <= raw = out.len().
+                unsafe { copy_match_fast(out_ptr, op, off, len) };
+                op += len;
                 ctrl >>= 1;
             }
         }
     }
 
-    while sp < slen && dp < raw {
+    while ip < slen && op < raw {
         if ctrl == 1 {
-            ctrl = u32::from(src[sp]) | 0x100;
-            sp += 1;
+            ctrl = u32::from(src[ip]) | 0x100;
+            ip += 1;
             continue;
         }
         if ctrl & 1 == 0 {
-            out[dp] = src[sp];
-            dp += 1;
-            sp += 1;
+            out[op] = src[ip];
+            op += 1;
+            ip += 1;
         } else {
-            let tag_at = sp;
-            if slen - sp < 2 {
+            let tag_at = ip;
+            if slen - ip < 2 {
                 return Err(CodecError::corrupt(format!(
                     "pglz: truncated tag at input byte {tag_at}: offset byte missing"
                 )));
             }
-            let t1 = src[sp];
-            let t2 = src[sp + 1];
-            sp += 2;
+            let t1 = src[ip];
+            let t2 = src[ip + 1];
+            ip += 2;
             let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
             let mut len = usize::from(t1 & 0x0f) + 3;
             if len == 18 {
-                if sp >= slen {
+                if ip >= slen {
                     return Err(CodecError::corrupt(format!(
                         "pglz: truncated tag at input byte {tag_at}: length extension byte missing"
                     )));
                 }
-                len += usize::from(src[sp]);
-                sp += 1;
+                len += usize::from(src[ip]);
+                ip += 1;
             }
-            if off == 0 || off > dp {
-                return Err(bad_offset(off, tag_at, dp));
+            if off == 0 || off > op {
+                return Err(bad_offset(off, tag_at, op));
             }
-            let len = len.min(raw - dp);
-            copy_match(out, dp, off, len);
-            dp += len;
+            let len = len.min(raw - op);
+            copy_match(out, op, off, len);
+            op += len;
         }
         ctrl >>= 1;
     }
-    Ok((dp, sp))
+    Ok((op, ip))
 }
 
 #[cold]
-fn bad_offset(off: usize, tag_at: usize, dp: usize) -> CodecError {
+fn bad_offset(off: usize, tag_at: usize, op: usize) -> CodecError {
     if off == 0 {
         CodecError::corrupt(format!("pglz: back-reference offset 0 at input byte {tag_at}"))
     } else {
         CodecError::corrupt(format!(
             "pglz: back-reference offset {off} at input byte {tag_at} reaches before \
-             the start of the output (only {dp} bytes produced)"
+             the start of the output (only {op} bytes produced)"
         ))
+    }
+}
+
+/// Copies `len` bytes from `s` to `d` (`d - s >= N`) in `N`-byte chunks, storing
+/// up to `N - 1` bytes past `d + len`. Chunk i reads `[s + i, s + i + N)`, which
+/// ends at or before `d + i`: only bytes already final, as a forward byte copy
+/// would read.
+///
+/// # Safety
+///
+/// `[s, s + len + N)` is readable and `[d, d + len + N)` writable, in one buffer.
+#[inline(always)]
+unsafe fn chunk_copy<const N: usize>(s: *const u8, d: *mut u8, len: usize) {
+    let mut i = 0;
+    loop {
+        // SAFETY: i < len, so both chunks lie in the ranges the caller guarantees.
+        unsafe {
+            let v = ptr::read_unaligned(s.add(i) as *const [u8; N]);
+            ptr::write_unaligned(d.add(i) as *mut [u8; N], v);
+        }
+        i += N;
+        if i >= len {
+            break;
+        }
     }
 }
 
@@ -281,58 +278,30 @@ fn bad_offset(off: usize, tag_at: usize, dp: usize) -> CodecError {
 const PATTERN_STEP: [usize; 8] = [0, 8, 8, 6, 8, 5, 6, 7];
 
 /// The fast loop's match copy: the result of a forward byte-by-byte copy of
-/// `len` bytes from `off` bytes before `dp`, written in 32-, 16-, 8-byte or
-/// pattern chunks that may store up to 31 bytes past `dp + len`.
+/// `len` bytes from `off` bytes before `op`, written in 32-, 16-, 8-byte or
+/// pattern chunks that may store up to 31 bytes past `op + len`.
 ///
 /// # Safety
 ///
-/// `out` points to a buffer of `raw` initialised bytes with `1 <= off <= dp`,
-/// `len >= 1` and `dp + len + 32 <= raw`.
+/// `out` points to a buffer of `raw` initialised bytes with `1 <= off <= op`,
+/// `len >= 1` and `op + len + 32 <= raw`.
 #[inline(always)]
-unsafe fn copy_match_fast(out: *mut u8, dp: usize, off: usize, len: usize) {
-    // Every load below reads bytes in [dp - off, dp + len + 31) and every store
-    // writes bytes in [dp, dp + len + 31); both lie in [0, raw).
-    let d = out.add(dp);
+unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
+    // Every load below reads bytes in [op - off, op + len + 31) and every store
+    // writes bytes in [op, op + len + 31); both lie in [0, raw).
+    let d = out.add(op);
     let s = d.sub(off);
     if off >= 32 {
-        // Chunk i reads [dp + i - off, dp + i - off + 32), which ends at or before
-        // dp + i: only bytes already final, as a forward byte copy would read.
-        let mut i = 0;
-        loop {
-            let v = ptr::read_unaligned(s.add(i) as *const [u8; 32]);
-            ptr::write_unaligned(d.add(i) as *mut [u8; 32], v);
-            i += 32;
-            if i >= len {
-                break;
-            }
-        }
+        chunk_copy::<32>(s, d, len);
     } else if off >= 16 {
-        // The same with 16-byte chunks.
-        let mut i = 0;
-        loop {
-            let v = ptr::read_unaligned(s.add(i) as *const [u8; 16]);
-            ptr::write_unaligned(d.add(i) as *mut [u8; 16], v);
-            i += 16;
-            if i >= len {
-                break;
-            }
-        }
+        chunk_copy::<16>(s, d, len);
     } else if off >= 8 {
-        // The same with 8-byte chunks (a chunk's source ends at or before its start).
-        let mut i = 0;
-        loop {
-            let v = ptr::read_unaligned(s.add(i) as *const [u8; 8]);
-            ptr::write_unaligned(d.add(i) as *mut [u8; 8], v);
-            i += 8;
-            if i >= len {
-                break;
-            }
-        }
+        chunk_copy::<8>(s, d, len);
     } else {
-        // Offsets 1..=7: the output repeats the `off` bytes before dp. Build eight
-        // bytes of that repetition (byte k = out[dp - off + k % off]) and store
+        // Offsets 1..=7: the output repeats the `off` bytes before op. Build eight
+        // bytes of that repetition (byte k = out[op - off + k % off]) and store
         // them every PATTERN_STEP[off] bytes, a multiple of the period. Stores
-        // reach at most dp + len + 7.
+        // reach at most op + len + 7.
         let first = u64::from_le_bytes(ptr::read_unaligned(s as *const [u8; 8]));
         let mut pat = first & ((1u64 << (8 * off)) - 1);
         let mut shift = 8 * off;
@@ -357,9 +326,9 @@ unsafe fn copy_match_fast(out: *mut u8, dp: usize, off: usize, len: usize) {
 mod tests {
     use super::*;
 
-    fn forward_copy(out: &mut [u8], dp: usize, off: usize, len: usize) {
+    fn forward_copy(out: &mut [u8], op: usize, off: usize, len: usize) {
         for i in 0..len {
-            out[dp + i] = out[dp + i - off];
+            out[op + i] = out[op + i - off];
         }
     }
 
@@ -369,13 +338,13 @@ mod tests {
         for off in 1..=40usize {
             for len in 1..=120usize {
                 for extra in [0usize, 3, 16, 40] {
-                    let dp = 40;
-                    let mut a = vec![0xAAu8; dp + len + extra];
-                    a[..dp].copy_from_slice(&seed[..dp]);
+                    let op = 40;
+                    let mut a = vec![0xAAu8; op + len + extra];
+                    a[..op].copy_from_slice(&seed[..op]);
                     let mut b = a.clone();
-                    copy_match(&mut a, dp, off, len);
-                    forward_copy(&mut b, dp, off, len);
-                    assert_eq!(a[..dp + len], b[..dp + len], "off {off} len {len}");
+                    copy_match(&mut a, op, off, len);
+                    forward_copy(&mut b, op, off, len);
+                    assert_eq!(a[..op + len], b[..op + len], "off {off} len {len}");
                 }
             }
         }
@@ -386,14 +355,14 @@ mod tests {
         let seed: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(37) % 251) as u8).collect();
         for off in 1..=300usize {
             for len in (3..=273usize).filter(|l| *l < 40 || l % 7 == 0 || *l == 273) {
-                let dp = 300;
-                let mut a = vec![0xAAu8; dp + len + 32];
-                a[..dp].copy_from_slice(&seed[..dp]);
+                let op = 300;
+                let mut a = vec![0xAAu8; op + len + 32];
+                a[..op].copy_from_slice(&seed[..op]);
                 let mut b = a.clone();
-                // SAFETY: 1 <= off <= dp, dp + len + 32 <= a.len().
-                unsafe { copy_match_fast(a.as_mut_ptr(), dp, off, len) };
-                forward_copy(&mut b, dp, off, len);
-                assert_eq!(a[..dp + len], b[..dp + len], "off {off} len {len}");
+                // SAFETY: 1 <= off <= op, op + len + 32 <= a.len().
+                unsafe { copy_match_fast(a.as_mut_ptr(), op, off, len) };
+                forward_copy(&mut b, op, off, len);
+                assert_eq!(a[..op + len], b[..op + len], "off {off} len {len}");
             }
         }
     }

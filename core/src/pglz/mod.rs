@@ -170,13 +170,15 @@
 //! to. Each loop step consumes input, so decoding always terminates. The fast
 //! loops of both directions use `unsafe` unchecked loads and stores; each block
 //! states the bound that makes it safe (input and output room checked once per
-//! item, candidate distances checked to lie in `1..=min(dp, 4094)`), and the
+//! item, candidate distances checked to lie in `1..=min(ip, 4094)`), and the
 //! property tests feed truncated, bit-flipped and random streams.
 
 mod compress;
 mod decompress;
 mod strategy;
 
-pub use compress::{compress, compress_fast, compress_fast_into, compress_fast_to, compress_into, compress_to, max_output};
+pub use compress::{
+    compress, compress_fast, compress_fast_into, compress_fast_to, compress_into, compress_to, max_output,
+};
 pub use decompress::{decompress, decompress_into, maximum_compressed_size, MAX_RAW_SIZE};
 pub use strategy::Strategy;

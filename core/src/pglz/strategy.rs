@@ -27,14 +27,8 @@ pub struct Strategy {
 }
 
 /// Field names in declaration order; used by the parser, `Display` and error messages.
-const FIELD_NAMES: [&str; 6] = [
-    "min_input_size",
-    "max_input_size",
-    "min_comp_rate",
-    "first_success_by",
-    "match_size_good",
-    "match_size_drop",
-];
+const FIELD_NAMES: [&str; 6] =
+    ["min_input_size", "max_input_size", "min_comp_rate", "first_success_by", "match_size_good", "match_size_drop"];
 
 impl Strategy {
     /// PostgreSQL's `PGLZ_strategy_default`, used for TOAST.
@@ -133,10 +127,7 @@ impl Strategy {
             };
             let key = key.trim();
             let value = value.trim();
-            let Some(index) = FIELD_NAMES
-                .iter()
-                .position(|name| name.eq_ignore_ascii_case(key))
-            else {
+            let Some(index) = FIELD_NAMES.iter().position(|name| name.eq_ignore_ascii_case(key)) else {
                 return Err(CodecError::invalid(format!(
                     "unknown pglz strategy parameter \"{key}\"; valid parameters are {}",
                     valid_names()

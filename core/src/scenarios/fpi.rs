@@ -78,10 +78,7 @@ pub struct FpiEstimator {
 
 impl FpiEstimator {
     pub fn new(settings: Vec<(String, Option<Box<dyn Codec>>)>) -> FpiEstimator {
-        let settings = settings
-            .into_iter()
-            .map(|(name, codec)| (FpiEstimate::empty(name), codec))
-            .collect();
+        let settings = settings.into_iter().map(|(name, codec)| (FpiEstimate::empty(name), codec)).collect();
         FpiEstimator { settings, scratch: Vec::with_capacity(2 * BLCKSZ) }
     }
 
@@ -188,7 +185,11 @@ mod tests {
         random[12..14].copy_from_slice(&1000u16.to_le_bytes());
         random[14..16].copy_from_slice(&1000u16.to_le_bytes());
         for name in ["pglz", "lz4", "zstd"] {
-            assert_eq!(stored_image(&random, Some(codec(name).as_mut()), &mut Vec::new()).unwrap(), (BLCKSZ, false), "{name}");
+            assert_eq!(
+                stored_image(&random, Some(codec(name).as_mut()), &mut Vec::new()).unwrap(),
+                (BLCKSZ, false),
+                "{name}"
+            );
         }
     }
 

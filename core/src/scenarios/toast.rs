@@ -123,8 +123,8 @@ mod tests {
     #[test]
     fn a_saving_of_two_bytes_or_less_is_refused() {
         // VARSIZE(compressed) = len + 8 must be < valsize - 2
-        assert_eq!(stored_value_size(3000, 28, Some(2990)).1, false);
-        assert_eq!(stored_value_size(3000, 28, Some(2989)).1, true);
+        assert!(!stored_value_size(3000, 28, Some(2990)).1);
+        assert!(stored_value_size(3000, 28, Some(2989)).1);
     }
 
     #[test]

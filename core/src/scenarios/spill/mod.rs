@@ -519,8 +519,8 @@ mod tests {
             damaged[mid] ^= 0x20;
             let err = read_spill(name, &damaged, &records, fresh().as_mut(), headers, &mut || ()).unwrap_err();
             assert!(matches!(err, CodecError::Corrupt(_)), "{name}: {err:?}");
-            let err = read_spill(name, &file[..file.len() - 1], &records, fresh().as_mut(), headers, &mut || ())
-                .unwrap_err();
+            let err =
+                read_spill(name, &file[..file.len() - 1], &records, fresh().as_mut(), headers, &mut || ()).unwrap_err();
             assert!(matches!(err, CodecError::Corrupt(_)), "{name}: {err:?}");
             let mut longer = file.clone();
             longer.push(0);

@@ -10,13 +10,18 @@ use crate::lz4::stream::{Lz4StreamDecoder, Lz4StreamEncoder, StreamBlock};
 use crate::{lz4, pglz, zstd_codec};
 
 /// A fresh encoder and decoder for `strategy`.
-pub(super) fn codec_pair(strategy: SpillStrategy, zstd_level: i32) -> Result<(Box<dyn SpillEncoder>, Box<dyn SpillDecoder>)> {
+pub(super) fn codec_pair(
+    strategy: SpillStrategy,
+    zstd_level: i32,
+) -> Result<(Box<dyn SpillEncoder>, Box<dyn SpillDecoder>)> {
     Ok(match strategy {
         SpillStrategy::Raw => (Box::new(RawCodec), Box::new(RawCodec)),
         SpillStrategy::Pglz => (Box::new(PglzEncoder { scratch: Vec::new() }), Box::new(PglzDecoder)),
         SpillStrategy::Lz4 => (Box::new(Lz4Encoder { scratch: Vec::new() }), Box::new(Lz4Decoder)),
         SpillStrategy::Lz4Stream => (Box::new(Lz4StreamEncoder::new()), Box::new(Lz4StreamDecoder::new())),
-        SpillStrategy::ZstdStream => (Box::new(ZstdStreamEncoder::new(zstd_level)?), Box::new(ZstdStreamDecoder::new()?)),
+        SpillStrategy::ZstdStream => {
+            (Box::new(ZstdStreamEncoder::new(zstd_level)?), Box::new(ZstdStreamDecoder::new()?))
+        }
     })
 }
 
@@ -36,7 +41,6 @@ fn copy_raw(payload: &[u8], dst: &mut [u8]) -> Result<()> {
 fn unexpected(flag: Flag, strategy: &str) -> CodecError {
     CodecError::corrupt(format!("storage flag {} is not one {strategy} writes", flag as u8))
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // raw
@@ -257,4 +261,3 @@ impl SpillDecoder for ZstdStreamDecoder {
         Ok(())
     }
 }
-
