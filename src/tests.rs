@@ -57,16 +57,7 @@ mod tests {
             payloads.push((format!("text slice {i}"), slice.to_vec()));
         }
         payloads.push(("text 64 KB".into(), text[..65_536.min(text.len())].to_vec()));
-        let mut x = 0x2545_F491u32;
-        let random: Vec<u8> = (0..8192)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                (x >> 5) as u8
-            })
-            .collect();
-        payloads.push(("random 8 KB".into(), random));
+        payloads.push(("random 8 KB".into(), compresslab_core::rng::SeededRng::new(0x2545_F491).bytes(8192)));
         payloads.push(("high bytes".into(), (0..5000u32).map(|i| 0x80 | ((i * 7 / 3) % 128) as u8).collect()));
         payloads.push(("31 bytes".into(), vec![b'a'; 31]));
         payloads.push(("32 bytes".into(), vec![b'a'; 32]));
@@ -285,5 +276,141 @@ mod tests {
         assert_eq!(failing, Some(0));
         let rows = Spi::get_one::<i64>("SELECT count(*) FROM compresslab.capabilities()").unwrap();
         assert_eq!(rows, Some(10));
+    }
+
+    /// Our LZ4 stream blocks are what liblz4's streaming decoder reads: each record decoded by
+    /// the server's `LZ4_decompress_safe_usingDict` with the previous 64 KB as dictionary.
+    #[pg_test]
+    fn lz4_stream_blocks_decode_with_the_servers_liblz4() {
+        use compresslab_core::lz4::stream::{Lz4StreamEncoder, StreamBlock, WINDOW};
+        type UsingDict = unsafe extern "C" fn(*const u8, *mut u8, i32, i32, *const u8, i32) -> i32;
+        let symbol = server_c::loaded_symbol(c"liblz4.so.1", c"LZ4_decompress_safe_usingDict").unwrap();
+        // SAFETY: the symbol has this C signature in lz4.h.
+        let using_dict = unsafe { std::mem::transmute::<*mut std::ffi::c_void, UsingDict>(symbol) };
+        let mut rng = compresslab_core::rng::SeededRng::new(11);
+        let pool: Vec<Vec<u8>> = (0..20).map(|i| rng.printable(50 + i * 37)).collect();
+        let records: Vec<Vec<u8>> = (0..3000).map(|_| pool[rng.below(20) as usize].clone()).collect();
+        let mut encoder = Lz4StreamEncoder::new();
+        let mut history: Vec<u8> = Vec::new();
+        let mut linked = 0;
+        for record in &records {
+            let mut payload = Vec::new();
+            let block = encoder.encode(record, &mut payload);
+            if block == StreamBlock::Linked {
+                linked += 1;
+                let dict = &history[history.len().saturating_sub(WINDOW)..];
+                let mut out = vec![0u8; record.len()];
+                // SAFETY: LZ4_decompress_safe_usingDict reads at most srcSize input bytes and the
+                // dictionary, and writes at most dstCapacity bytes.
+                let n = unsafe {
+                    using_dict(
+                        payload.as_ptr(),
+                        out.as_mut_ptr(),
+                        payload.len() as i32,
+                        out.len() as i32,
+                        dict.as_ptr(),
+                        dict.len() as i32,
+                    )
+                };
+                assert_eq!(n, record.len() as i32);
+                assert_eq!(&out, record);
+            }
+            history.extend_from_slice(record);
+        }
+        assert!(linked > 2900, "{linked} linked blocks");
+    }
+
+    /// Every result type in sql/result_types.sql has the columns of its core struct, in order.
+    #[pg_test]
+    fn result_types_match_their_rows() {
+        use compresslab_core::lab::{BenchRow, ChecksumRow};
+        use compresslab_core::scenarios::{fpi::FpiRow, spill::SpillRow, toast::ToastRow};
+        fn columns(type_name: &str) -> Vec<String> {
+            Spi::get_one_with_args::<Vec<String>>(
+                "SELECT array_agg(attname::text ORDER BY attnum) FROM pg_attribute \
+                 WHERE attrelid = (SELECT typrelid FROM pg_type WHERE oid = $1::regtype) AND attnum > 0",
+                &[type_name.into()],
+            )
+            .unwrap()
+            .unwrap()
+        }
+        fn fields<T: serde::Serialize>(row: &T) -> Vec<String> {
+            serde_json::to_value(row).unwrap().as_object().unwrap().keys().cloned().collect()
+        }
+        let bench: BenchRow = serde_json::from_value(serde_json::json!({
+            "source": "s", "method": "lz4", "level": null, "slice_size": 0, "slices": 1, "raw_slices": 0,
+            "input_bytes": 1, "output_bytes": 1, "ratio": 1.0, "compress_mbps": 1.0, "decompress_mbps": 1.0,
+            "compress_mbps_best": 1.0, "decompress_mbps_best": 1.0, "compress_ns_per_byte": 1.0,
+            "decompress_ns_per_byte": 1.0, "compress_wall_s": 1.0, "compress_cpu_s": 1.0,
+            "decompress_wall_s": 1.0, "decompress_cpu_s": 1.0, "iterations": 1
+        }))
+        .unwrap();
+        let checksum = ChecksumRow {
+            source: "s".into(),
+            implementation: "crc32c".into(),
+            family: "crc32c".into(),
+            slice_size: 16,
+            slices: 1,
+            input_bytes: 16,
+            mbps: 1.0,
+            mbps_best: 1.0,
+            ns_per_byte: 1.0,
+            wall_s: 1.0,
+            cpu_s: 1.0,
+            iterations: 1,
+        };
+        let spill = compresslab_core::scenarios::spill::simulate(
+            &[b"x".to_vec()],
+            &[compresslab_core::scenarios::spill::SpillStrategy::Raw],
+            1,
+            &mut || (),
+        )
+        .unwrap()
+        .remove(0);
+        let fpi = compresslab_core::scenarios::fpi::FpiTotals::default().rows().remove(0);
+        let toast = ToastRow {
+            method: "pglz".into(),
+            values: 1,
+            compressed_values: 0,
+            raw_bytes: 1,
+            stored_bytes: 2,
+            ratio: 0.5,
+            compress_mbps: 1.0,
+            decompress_mbps: 1.0,
+        };
+        let check = |type_name: &str, names: Vec<String>| assert_eq!(columns(type_name), names, "{type_name}");
+        check("compresslab.bench_result", fields(&bench));
+        check("compresslab.checksum_result", fields(&checksum));
+        check("compresslab.spill_result", fields::<SpillRow>(&spill));
+        check("compresslab.wal_compression_estimate", fields::<FpiRow>(&fpi));
+        check("compresslab.toast_compression_estimate", fields(&toast));
+        // and the conversion accepts each
+        crate::rows::to_composite("compresslab.bench_result", &bench);
+        crate::rows::to_composite("compresslab.checksum_result", &checksum);
+        crate::rows::to_composite("compresslab.spill_result", &spill);
+        crate::rows::to_composite("compresslab.wal_compression_estimate", &fpi);
+        crate::rows::to_composite("compresslab.toast_compression_estimate", &toast);
+    }
+
+    /// A row that does not fit its type is an ERROR, not a wrong tuple.
+    #[pg_test(
+        error = "compresslab's result type compresslab.spill_result does not match its row: 8 columns, 12 fields"
+    )]
+    fn a_row_of_the_wrong_shape_is_refused() {
+        let row = compresslab_core::lab::ChecksumRow {
+            source: "s".into(),
+            implementation: "i".into(),
+            family: "f".into(),
+            slice_size: 1,
+            slices: 1,
+            input_bytes: 1,
+            mbps: 1.0,
+            mbps_best: 1.0,
+            ns_per_byte: 1.0,
+            wall_s: 1.0,
+            cpu_s: 1.0,
+            iterations: 1,
+        };
+        crate::rows::to_composite("compresslab.spill_result", &row);
     }
 }

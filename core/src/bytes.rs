@@ -13,20 +13,70 @@ pub fn load_u64(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(buf[at..at + 8].try_into().unwrap())
 }
 
+/// Eight bytes at `at`, little-endian, without a bounds check: for hot loops whose invariant
+/// already bounds `at` (each call states it).
+///
+/// # Safety
+///
+/// `at + 8 <= buf.len()`.
+#[inline(always)]
+pub unsafe fn load_u64_unchecked(buf: &[u8], at: usize) -> u64 {
+    debug_assert!(at + 8 <= buf.len());
+    // SAFETY: the caller guarantees eight readable bytes at `at`.
+    u64::from_le_bytes(unsafe { std::ptr::read_unaligned(buf.as_ptr().add(at) as *const [u8; 8]) })
+}
+
+/// Four bytes at `at`, little-endian, without a bounds check (see [`load_u64_unchecked`]).
+///
+/// # Safety
+///
+/// `at + 4 <= buf.len()`.
+#[inline(always)]
+pub unsafe fn load_u32_unchecked(buf: &[u8], at: usize) -> u32 {
+    debug_assert!(at + 4 <= buf.len());
+    // SAFETY: the caller guarantees four readable bytes at `at`.
+    u32::from_le_bytes(unsafe { std::ptr::read_unaligned(buf.as_ptr().add(at) as *const [u8; 4]) })
+}
+
 /// Length of the common prefix of `buf[a..]` and `buf[b..]`, at most `limit`; compares eight
 /// bytes at a time. Panics unless `a + limit <= buf.len()` and `b + limit <= buf.len()`.
 #[inline(always)]
 pub fn common_prefix(buf: &[u8], a: usize, b: usize, limit: usize) -> usize {
-    let (x, y) = (&buf[a..a + limit], &buf[b..b + limit]);
+    assert!(a.max(b).checked_add(limit).is_some_and(|end| end <= buf.len()), "common_prefix out of bounds");
+    // SAFETY: the bounds the function needs were asserted just above.
+    unsafe { common_prefix_unchecked(buf, a, b, limit) }
+}
+
+/// [`common_prefix`] without its bounds assertion, for hot loops whose invariant already
+/// bounds the positions.
+///
+/// # Safety
+///
+/// `a + limit <= buf.len()` and `b + limit <= buf.len()`.
+#[inline(always)]
+pub unsafe fn common_prefix_unchecked(buf: &[u8], a: usize, b: usize, limit: usize) -> usize {
+    let word = |at: usize| {
+        // SAFETY: every call below passes at = a + n or b + n with either n + 8 <= limit,
+        // where a + limit, b + limit <= buf.len() (the caller's promise), or max(a, b) + n + 8
+        // <= buf.len() (checked before that call): eight readable bytes.
+        unsafe { load_u64_unchecked(buf, at) }
+    };
     let mut n = 0;
     while n + 8 <= limit {
-        let diff = load_u64(x, n) ^ load_u64(y, n);
+        let diff = word(a + n) ^ word(b + n);
         if diff != 0 {
             return n + (diff.trailing_zeros() / 8) as usize;
         }
         n += 8;
     }
-    while n < limit && x[n] == y[n] {
+    if n < limit && a.max(b) + n + 8 <= buf.len() {
+        // Fewer than eight bytes to go before the limit but eight readable: compare a whole
+        // word and cap the result.
+        let diff = word(a + n) ^ word(b + n);
+        return (n + (diff.trailing_zeros() / 8) as usize).min(limit);
+    }
+    // SAFETY: n < limit, so a + n and b + n are below buf.len().
+    while n < limit && unsafe { buf.get_unchecked(a + n) == buf.get_unchecked(b + n) } {
         n += 1;
     }
     n

@@ -29,6 +29,7 @@ pub enum Method {
 
 impl Named for Method {
     const WHAT: &'static str = "compression method";
+    const PLURAL: &'static str = "methods";
     const ALL: &'static [Method] = &[Method::None, Method::Pglz, Method::Lz4, Method::Zstd];
     fn name(self) -> &'static str {
         match self {

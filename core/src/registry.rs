@@ -18,6 +18,8 @@ use crate::zstd_codec;
 pub trait Named: Copy + PartialEq + 'static {
     /// What one choice is called in messages: "benchmark method", "spill strategy", …
     const WHAT: &'static str;
+    /// What several are called in "valid … are": "methods", "strategies", …
+    const PLURAL: &'static str;
     /// Every choice, in the order they are listed.
     const ALL: &'static [Self];
     fn name(self) -> &'static str;
@@ -27,7 +29,7 @@ pub trait Named: Copy + PartialEq + 'static {
 pub fn parse_named<T: Named>(text: &str) -> Result<T> {
     let wanted = text.trim();
     T::ALL.iter().copied().find(|c| c.name().eq_ignore_ascii_case(wanted)).ok_or_else(|| {
-        CodecError::invalid(format!("unknown {} \"{wanted}\"; valid ones are {}", T::WHAT, names::<T>()))
+        CodecError::invalid(format!("unknown {} \"{wanted}\"; valid {} are {}", T::WHAT, T::PLURAL, names::<T>()))
     })
 }
 
@@ -181,6 +183,7 @@ impl MethodKind {
 
 impl Named for MethodKind {
     const WHAT: &'static str = "benchmark method";
+    const PLURAL: &'static str = "methods";
     const ALL: &'static [MethodKind] = &[
         MethodKind::Memcpy,
         MethodKind::Pglz,
@@ -252,15 +255,11 @@ impl MethodSpec {
             (None, Some(l)) => {
                 return Err(CodecError::invalid(format!("method {} has no levels, but level {l} was given", info.name)))
             }
-            (Some(range), Some(l)) if range.contains(&l) => {}
-            (Some(range), l) => {
-                return Err(CodecError::invalid(format!(
-                    "{} level {} is out of range; valid levels are {} to {}",
-                    info.name,
-                    l.map_or("(none)".to_string(), |l| l.to_string()),
-                    range.start(),
-                    range.end()
-                )))
+            (Some(_), Some(l)) => {
+                zstd_codec::check_level(l)?;
+            }
+            (Some(_), None) => {
+                return Err(CodecError::invalid(format!("method {} needs a level, e.g. {}:3", info.name, info.name)))
             }
         }
         Ok(MethodSpec { kind, level })

@@ -131,7 +131,7 @@ impl Codec for ServerPglz {
 }
 
 /// Find `symbol` in the already-loaded shared library `library`.
-fn loaded_symbol(library: &std::ffi::CStr, symbol: &std::ffi::CStr) -> Result<*mut c_void> {
+pub(crate) fn loaded_symbol(library: &std::ffi::CStr, symbol: &std::ffi::CStr) -> Result<*mut c_void> {
     // SAFETY: RTLD_NOLOAD only returns a handle to a library that is already mapped.
     let handle = unsafe { libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
     if handle.is_null() {

@@ -27,7 +27,7 @@ pub mod slicing8;
 ///
 /// Short inputs (most WAL records) go through a plain loop over the SSE4.2 `crc32` instruction,
 /// which has no set-up cost; longer ones through the `crc32c` crate, which runs three
-/// independent instruction streams and combines them, about twice the speed of one stream.
+/// independent instruction streams and combines them (figures in BENCHMARKS.md).
 #[inline]
 pub fn crc32c(previous: u32, data: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
@@ -73,9 +73,6 @@ pub fn crc32_legacy(previous: u32, data: &[u8]) -> u32 {
     }
     !register
 }
-
-/// The checksums this build offers, by their SQL names.
-pub const CHECKSUMS: &[&str] = &["crc32c", "crc32", "crc32_legacy"];
 
 #[cfg(test)]
 mod tests {

@@ -49,6 +49,7 @@ pub enum SyntheticKind {
 
 impl Named for SyntheticKind {
     const WHAT: &'static str = "synthetic payload kind";
+    const PLURAL: &'static str = "kinds";
     const ALL: &'static [SyntheticKind] =
         &[SyntheticKind::Zeros, SyntheticKind::Random, SyntheticKind::Text, SyntheticKind::Pgbench];
     fn name(self) -> &'static str {
@@ -214,24 +215,24 @@ fn push_account_row(rng: &mut SeededRng, aid: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(format!("{aid}\t{bid}\t{abalance}\t{filler:<84}\n").as_bytes());
 }
 
-/// Bits of entropy per byte (order-0), to explain outliers as the pglz thread did.
-pub fn entropy_bits_per_byte(data: &[u8]) -> f64 {
-    if data.is_empty() {
-        return 0.0;
-    }
-    let mut counts = [0u64; 256];
-    for &b in data {
-        counts[b as usize] += 1;
-    }
-    let n = data.len() as f64;
-    counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::CodecError;
     use crate::registry::parse_named;
+
+    /// Bits of entropy per byte (order-0), to explain outliers as the pglz thread did.
+    pub fn entropy_bits_per_byte(data: &[u8]) -> f64 {
+        if data.is_empty() {
+            return 0.0;
+        }
+        let mut counts = [0u64; 256];
+        for &b in data {
+            counts[b as usize] += 1;
+        }
+        let n = data.len() as f64;
+        counts.iter().filter(|&&c| c > 0).map(|&c| -(c as f64 / n) * (c as f64 / n).log2()).sum()
+    }
 
     #[test]
     fn slicing_keeps_the_tail_and_whole_pieces() {

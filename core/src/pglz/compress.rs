@@ -21,6 +21,9 @@
 use std::cell::RefCell;
 
 use super::strategy::Strategy;
+use crate::bytes::{
+    common_prefix, common_prefix_unchecked, load_u32, load_u32_unchecked, load_u64, load_u64_unchecked,
+};
 
 /// Longest match a tag can express.
 const MAX_MATCH: usize = 273;
@@ -246,15 +249,15 @@ impl Params {
     }
 }
 
-/// PostgreSQL's bucket function. The C macro reads plain `char`, which is signed on
-/// x86-64, so each byte is sign-extended before shifting; only the bits under the
-/// mask (at most 13) survive, but the sign bits of bytes 1..3 land inside them.
 /// A byte as C's signed `char` promoted to `int`, as bits.
 #[inline(always)]
 fn sx(b: u8) -> u32 {
     b as i8 as i32 as u32
 }
 
+/// PostgreSQL's bucket function. The C macro reads plain `char`, which is signed on
+/// x86-64, so each byte is sign-extended before shifting; only the bits under the
+/// mask (at most 13) survive, but the sign bits of bytes 1..3 land inside them.
 #[inline(always)]
 fn hash4(src: &[u8], p: usize, mask: u32) -> usize {
     let b = &src[p..p + 4];
@@ -270,31 +273,6 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
     } else {
         (sx(src[p]) & mask) as usize
     }
-}
-
-/// Length of the common prefix of `src[a..]` and `src[b..]`, at most `limit`
-/// (`a < b` and `b + limit <= src.len()`).
-#[inline(always)]
-fn common_prefix(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
-    let mut n = 0;
-    while n + 8 <= limit {
-        let x = u64::from_le_bytes(src[a + n..a + n + 8].try_into().unwrap());
-        let y = u64::from_le_bytes(src[b + n..b + n + 8].try_into().unwrap());
-        let diff = x ^ y;
-        if diff != 0 {
-            return n + (diff.trailing_zeros() / 8) as usize;
-        }
-        n += 8;
-    }
-    while n < limit && src[a + n] == src[b + n] {
-        n += 1;
-    }
-    n
-}
-
-#[inline(always)]
-fn load_u64(src: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(src[at..at + 8].try_into().unwrap())
 }
 
 /// The history search of `pglz_find_match`: walk the bucket newest first, stop at
@@ -534,11 +512,6 @@ fn hash_mul<const BITS: u32>(w: u32) -> usize {
     (w.wrapping_mul(0x9E37_79B1) >> (32 - BITS)) as usize
 }
 
-#[inline(always)]
-fn load_u32(src: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(src[at..at + 4].try_into().unwrap())
-}
-
 /// The compressor behind [`compress_fast`]: same output format, item order,
 /// size checks and accept/refuse rules as [`compress_core`], with a cheaper
 /// match finder over a table of `1 << BITS` buckets (see the module
@@ -553,8 +526,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     let out = &mut out[..max_output(slen)];
     ws.head[..1 << BITS].fill(T::EMPTY);
 
-    // The decaying "good" length after each candidate, computed once.
-    // The "good" length after each candidate, kept from the previous call with
+    // The decaying "good" length after each candidate, kept from the previous call with
     // the same strategy (good_match >= 17, so (0, 0) never matches). After the
     // last allowed candidate the walk stops whatever the length.
     if ws.good_key != (p.good_match, p.good_drop) {
@@ -580,15 +552,14 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     // Positions with four bytes left can be hashed; with eight, compared by word.
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
-    let s = src.as_ptr();
 
     while ip < slen {
         if emit.op >= limit {
             return None;
         }
         let (len, off) = if ip < word_end {
-            // SAFETY: ip + 8 <= slen.
-            let cur = unsafe { read_u64(s, ip) };
+            // SAFETY: ip < word_end, so ip + 8 <= slen.
+            let cur = unsafe { load_u64_unchecked(src, ip) };
             let h = hash_mul::<BITS>(cur as u32);
             let prev = ws.head[h];
             ws.chain[ip % HISTORY_SIZE] = prev;
@@ -604,14 +575,14 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
                 let max_len = (slen - ip).min(MAX_MATCH);
                 let mut i = 0;
                 loop {
-                    // SAFETY: cand = ip - off with 1 <= off <= ip (checked above or
-                    // at the end of the previous iteration), so cand + 8 <= ip + 8 <= slen.
-                    let diff = unsafe { read_u64(s, cand) } ^ cur;
+                    // SAFETY: cand = ip - off with 1 <= off <= ip (checked above or at
+                    // the end of the previous iteration), so cand + 8 <= ip + 8 <= slen.
+                    let diff = unsafe { load_u64_unchecked(src, cand) } ^ cur;
                     let len = if diff != 0 {
                         (diff.trailing_zeros() / 8) as usize
                     } else {
                         // SAFETY: cand < ip and ip + max_len <= slen.
-                        unsafe { match_len(s, slen, cand, ip, max_len) }
+                        8 + unsafe { common_prefix_unchecked(src, cand + 8, ip + 8, max_len - 8) }
                     };
                     if len > best_len {
                         best_len = len;
@@ -661,54 +632,11 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     emit.finish()
 }
 
-/// Eight bytes of `src` at `at`, little-endian.
-///
-/// # Safety
-///
-/// `src` points to at least `at + 8` readable bytes.
-#[inline(always)]
-unsafe fn read_u64(src: *const u8, at: usize) -> u64 {
-    u64::from_le_bytes(std::ptr::read_unaligned(src.add(at) as *const [u8; 8]))
-}
-
 /// Enters position `q` (with `q + 4 <= src.len()`) into the history.
 #[inline(always)]
 fn insert_fast<T: Slot, const BITS: u32>(src: &[u8], q: usize, ws: &mut Tables<T>) {
-    debug_assert!(q + 4 <= src.len());
     // SAFETY: callers pass q < slen - 3.
-    let w = unsafe { u32::from_le_bytes(std::ptr::read_unaligned(src.as_ptr().add(q) as *const [u8; 4])) };
-    let h = hash_mul::<BITS>(w);
+    let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
     ws.chain[q % HISTORY_SIZE] = ws.head[h];
     ws.head[h] = T::encode(q);
-}
-
-/// Length of the common prefix of the bytes at `a` and `b`, at most `limit`,
-/// knowing that the first eight are equal.
-///
-/// # Safety
-///
-/// `src` points to `slen` readable bytes, `a < b`, `b + limit <= slen` and
-/// `limit >= 8`.
-#[inline(always)]
-unsafe fn match_len(src: *const u8, slen: usize, a: usize, b: usize, limit: usize) -> usize {
-    let mut n = 8;
-    // Every read covers [x + n, x + n + 8) with x in {a, b} and n + 8 <= limit,
-    // inside [0, b + limit) ⊂ [0, slen).
-    while n + 8 <= limit {
-        let diff = read_u64(src, a + n) ^ read_u64(src, b + n);
-        if diff != 0 {
-            return n + (diff.trailing_zeros() / 8) as usize;
-        }
-        n += 8;
-    }
-    if n < limit && b + n + 8 <= slen {
-        // Fewer than eight bytes to go before the limit but eight readable:
-        // compare a whole word and cap the result.
-        let diff = read_u64(src, a + n) ^ read_u64(src, b + n);
-        return (n + (diff.trailing_zeros() / 8) as usize).min(limit);
-    }
-    while n < limit && *src.add(a + n) == *src.add(b + n) {
-        n += 1;
-    }
-    n
 }

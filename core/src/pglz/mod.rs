@@ -114,12 +114,11 @@
 //! * positions inside a match longer than 32 bytes enter the history only for
 //!   its first and last 8 bytes.
 //!
-//! Measured in the server on real heap pages, WAL and text cut in 2 KB and 8 KB
-//! slices (BENCHMARKS.md), it runs about 2.2x to 4x the speed of C's
-//! `pglz_compress` with output at most about 0.4% larger than C's (the exact
-//! [`compress`] runs about 1.3x to 1.8x). Leaving out more positions (all but the
-//! ends of every match over 6 bytes) was faster on 2 KB text but cost over 1% of
-//! size on catalog text, so it was dropped.
+//! How much faster than C's `pglz_compress` each encoder runs, and how much larger
+//! the fast one's output is, on real heap pages, WAL and text in 2 KB and 8 KB
+//! slices, is measured in the server and recorded in BENCHMARKS.md. Leaving out
+//! more positions (all but the ends of every match over 6 bytes) was faster on
+//! 2 KB text but cost over 1% of size on catalog text, so it was dropped.
 //!
 //! ## Accept / refuse rules
 //!

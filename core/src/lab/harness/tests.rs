@@ -1,0 +1,163 @@
+//! Tests of the timing loop: counts, verification, interleaving, merging, memory bounds.
+
+use super::*;
+use crate::lab::codecs::tests::codec;
+use crate::lab::payload::{synthetic, SyntheticKind};
+use crate::registry::{MethodKind, METHODS};
+
+fn payload() -> Payload {
+    Payload::new(
+        "mixed",
+        vec![
+            synthetic(SyntheticKind::Text, 20_000, 1).unwrap(),
+            synthetic(SyntheticKind::Random, 5_000, 2).unwrap(),
+            vec![0; 9000],
+        ],
+    )
+}
+
+#[test]
+fn rows_count_bytes_slices_and_raw_fallback() {
+    let p = payload();
+    for info in METHODS.iter().filter(|m| !m.server) {
+        let name = info.name;
+        let row = bench_codec(&p, 2048, codec(name).as_mut(), 2, &mut NoHooks).unwrap();
+        assert_eq!(row.input_bytes, 34_000, "{name}");
+        assert_eq!(row.slices, 10 + 3 + 5, "{name}");
+        assert!(row.output_bytes <= row.input_bytes, "{name}");
+        // the random piece never shrinks, so at least its three slices are stored raw
+        assert!(row.raw_slices >= 3, "{name}: {}", row.raw_slices);
+        assert!(row.compress_mbps > 0.0 && row.decompress_mbps_best >= row.decompress_mbps, "{name}");
+        assert_eq!(row.iterations, 2);
+    }
+    let row = bench_codec(&p, 0, codec("memcpy").as_mut(), 1, &mut NoHooks).unwrap();
+    assert_eq!((row.slices, row.raw_slices, row.ratio), (3, 3, 1.0));
+}
+
+/// A codec whose decoder is wrong: the verifier must catch it.
+struct BrokenDecoder;
+impl Codec for BrokenDecoder {
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::Memcpy, level: None }
+    }
+    fn compress_bound(&self, len: usize) -> usize {
+        len
+    }
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], _: &mut dyn FnMut()) -> Result<Option<usize>> {
+        dst[..src.len() / 2].copy_from_slice(&src[..src.len() / 2]);
+        Ok(Some(src.len() / 2))
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _: &mut dyn FnMut()) -> Result<()> {
+        dst[..src.len()].copy_from_slice(src);
+        dst[src.len()..].fill(b'?');
+        Ok(())
+    }
+}
+
+/// A decoder that writes nothing: it must not pass on what an earlier method left.
+struct LazyDecoder;
+impl Codec for LazyDecoder {
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::Memcpy, level: None }
+    }
+    fn compress_bound(&self, _: usize) -> usize {
+        1
+    }
+    fn compress(&mut self, _: &[u8], _: &mut [u8], _: &mut dyn FnMut()) -> Result<Option<usize>> {
+        Ok(Some(0))
+    }
+    fn decompress(&mut self, _: &[u8], _: &mut [u8], _: &mut dyn FnMut()) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A compressor that fails: an error, not a raw slice.
+struct Failing;
+impl Codec for Failing {
+    fn spec(&self) -> MethodSpec {
+        MethodSpec { kind: MethodKind::Memcpy, level: None }
+    }
+    fn compress_bound(&self, len: usize) -> usize {
+        len
+    }
+    fn compress(&mut self, _: &[u8], _: &mut [u8], _: &mut dyn FnMut()) -> Result<Option<usize>> {
+        Err(CodecError::invalid("cannot"))
+    }
+    fn decompress(&mut self, _: &[u8], _: &mut [u8], _: &mut dyn FnMut()) -> Result<()> {
+        unreachable!()
+    }
+}
+
+#[test]
+fn a_broken_round_trip_or_a_failure_is_an_error_not_a_number() {
+    let err = bench_codec(&payload(), 8192, &mut BrokenDecoder, 1, &mut NoHooks).unwrap_err();
+    assert!(err.message().contains("round trip broken: memcpy"), "{err}");
+    let mut good = codec("lz4");
+    let mut codecs: [&mut dyn Codec; 2] = [good.as_mut(), &mut LazyDecoder];
+    assert!(measure_codecs(&payload(), 2048, &mut codecs, 1, &mut NoHooks).is_err());
+    assert!(matches!(bench_codec(&payload(), 0, &mut Failing, 1, &mut NoHooks), Err(CodecError::InvalidParameter(_))));
+}
+
+#[test]
+fn hooks_are_called() {
+    struct Count(usize);
+    impl Hooks for Count {
+        fn tick(&mut self) {
+            self.0 += 1;
+        }
+    }
+    let mut count = Count(0);
+    bench_codec(&payload(), 64, codec("lz4").as_mut(), 1, &mut count).unwrap();
+    assert!(count.0 > 10);
+}
+
+#[test]
+fn interleaved_codecs_measure_like_separate_runs() {
+    let p = payload();
+    let (mut lz4, mut pglz) = (codec("lz4"), codec("pglz"));
+    let together = {
+        let mut codecs: [&mut dyn Codec; 2] = [lz4.as_mut(), pglz.as_mut()];
+        measure_codecs(&p, 2048, &mut codecs, 3, &mut NoHooks).unwrap()
+    };
+    let alone = measure_codec(&p, 2048, pglz.as_mut(), 3, &mut NoHooks).unwrap();
+    assert_eq!((together[1].output_bytes, together[1].raw_slices), (alone.output_bytes, alone.raw_slices));
+    assert_ne!(together[0].output_bytes, together[1].output_bytes);
+    assert!(together.iter().all(|m| m.compress_secs.len() == 3 && m.decompress_secs.len() == 3));
+}
+
+#[test]
+fn merged_batches_equal_one_run_in_bytes() {
+    let p = payload();
+    let halves = [Payload::new("mixed", p.pieces[..1].to_vec()), Payload::new("mixed", p.pieces[1..].to_vec())];
+    let mut codec = codec("pglz");
+    let whole = measure_codec(&p, 2048, codec.as_mut(), 3, &mut NoHooks).unwrap();
+    let mut merged = Measurement::default();
+    for half in &halves {
+        merged.merge(&measure_codec(half, 2048, codec.as_mut(), 3, &mut NoHooks).unwrap());
+    }
+    assert_eq!(
+        (merged.slices, merged.raw_slices, merged.input_bytes, merged.output_bytes),
+        (whole.slices, whole.raw_slices, whole.input_bytes, whole.output_bytes)
+    );
+    assert_eq!(merged.row("mixed", &codec.spec(), 2048).iterations, 3);
+}
+
+#[test]
+fn memory_is_bounded_by_the_input_whatever_the_slice_size() {
+    let p = Payload::new("zeros", vec![vec![0u8; 100_000]]);
+    let (mut zstd, mut lz4, mut pglz) = (codec("zstd:1"), codec("lz4"), codec("pglz"));
+    let codecs: [&mut dyn Codec; 3] = [zstd.as_mut(), lz4.as_mut(), pglz.as_mut()];
+    for slice_size in [1, 7, 2048, 0] {
+        let arenas = Arenas::new(&p, slice_size, &codecs).unwrap();
+        assert_eq!(arenas.unpacked.len(), 100_000);
+        // lz4_flex's bound is the loosest: 110% of the slice, + 20 bytes.
+        let longest = if slice_size == 0 { 100_000 } else { slice_size };
+        assert!(arenas.packed.len() <= 100_000 + longest / 10 + 1024, "slice {slice_size}: {}", arenas.packed.len());
+        assert_eq!(arenas.ends.len(), p.slice_count(slice_size));
+    }
+    // 1-byte slices: every one stored raw, all verified.
+    let mut codecs: [&mut dyn Codec; 3] = [zstd.as_mut(), lz4.as_mut(), pglz.as_mut()];
+    let ms =
+        measure_codecs(&Payload::new("tiny", vec![b"abcdefgh".repeat(50)]), 1, &mut codecs, 1, &mut NoHooks).unwrap();
+    assert!(ms.iter().all(|m| m.raw_slices == 400 && m.output_bytes == 400));
+}
