@@ -320,6 +320,23 @@ mod tests {
         assert!(linked > 2900, "{linked} linked blocks");
     }
 
+    fn checksum_row() -> compresslab_core::lab::ChecksumRow {
+        compresslab_core::lab::ChecksumRow {
+            source: "s".into(),
+            implementation: "crc32c".into(),
+            family: "crc32c".into(),
+            slice_size: 16,
+            slices: 1,
+            input_bytes: 16,
+            mbps: 1.0,
+            mbps_best: 1.0,
+            ns_per_byte: 1.0,
+            wall_s: 1.0,
+            cpu_s: 1.0,
+            iterations: 1,
+        }
+    }
+
     /// Every result type in sql/result_types.sql has the columns of its core struct, in order.
     #[pg_test]
     fn result_types_match_their_rows() {
@@ -345,20 +362,7 @@ mod tests {
             "decompress_wall_s": 1.0, "decompress_cpu_s": 1.0, "iterations": 1
         }))
         .unwrap();
-        let checksum = ChecksumRow {
-            source: "s".into(),
-            implementation: "crc32c".into(),
-            family: "crc32c".into(),
-            slice_size: 16,
-            slices: 1,
-            input_bytes: 16,
-            mbps: 1.0,
-            mbps_best: 1.0,
-            ns_per_byte: 1.0,
-            wall_s: 1.0,
-            cpu_s: 1.0,
-            iterations: 1,
-        };
+        let checksum = checksum_row();
         let spill = compresslab_core::scenarios::spill::simulate(
             &[b"x".to_vec()],
             &[compresslab_core::scenarios::spill::SpillStrategy::Raw],
@@ -397,20 +401,6 @@ mod tests {
         error = "compresslab's result type compresslab.spill_result does not match its row: 8 columns, 12 fields"
     )]
     fn a_row_of_the_wrong_shape_is_refused() {
-        let row = compresslab_core::lab::ChecksumRow {
-            source: "s".into(),
-            implementation: "i".into(),
-            family: "f".into(),
-            slice_size: 1,
-            slices: 1,
-            input_bytes: 1,
-            mbps: 1.0,
-            mbps_best: 1.0,
-            ns_per_byte: 1.0,
-            wall_s: 1.0,
-            cpu_s: 1.0,
-            iterations: 1,
-        };
-        crate::rows::to_composite("compresslab.spill_result", &row);
+        crate::rows::to_composite("compresslab.spill_result", &checksum_row());
     }
 }

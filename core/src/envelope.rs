@@ -18,26 +18,14 @@ use crate::error::{try_with_capacity, CodecError, Result};
 use crate::registry::{parse_named, Named};
 use crate::{lz4, pglz, zstd_codec};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// Stored as is.
-    None,
-    Pglz,
-    Lz4,
-    Zstd,
-}
-
-impl Named for Method {
-    const WHAT: &'static str = "compression method";
-    const PLURAL: &'static str = "methods";
-    const ALL: &'static [Method] = &[Method::None, Method::Pglz, Method::Lz4, Method::Zstd];
-    fn name(self) -> &'static str {
-        match self {
-            Method::None => "none",
-            Method::Pglz => "pglz",
-            Method::Lz4 => "lz4",
-            Method::Zstd => "zstd",
-        }
+crate::named_choices! {
+    /// The methods an envelope can name (`compress()`'s `method` argument).
+    pub enum Method: "compression method", "methods" {
+        /// Stored as is.
+        None = "none",
+        Pglz = "pglz",
+        Lz4 = "lz4",
+        Zstd = "zstd",
     }
 }
 

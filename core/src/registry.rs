@@ -25,6 +25,41 @@ pub trait Named: Copy + PartialEq + 'static {
     fn name(self) -> &'static str;
 }
 
+/// Declare an enum of choices known by name and its [`Named`] table at once:
+///
+/// ```text
+/// named_choices! {
+///     /// What it is.
+///     pub enum Kind: "kind of thing", "kinds" { Zeros = "zeros", Random = "random" }
+/// }
+/// ```
+#[macro_export]
+macro_rules! named_choices {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident: $what:literal, $plural:literal {
+            $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant ),+
+        }
+
+        impl $crate::registry::Named for $name {
+            const WHAT: &'static str = $what;
+            const PLURAL: &'static str = $plural;
+            const ALL: &'static [$name] = &[$($name::$variant),+];
+            fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+    };
+}
+
 /// The choice named `text` (trimmed, any case), or an InvalidParameter error listing them all.
 pub fn parse_named<T: Named>(text: &str) -> Result<T> {
     let wanted = text.trim();

@@ -2,7 +2,6 @@
 //! slices, and seeded synthetic generators.
 
 use crate::error::{try_with_capacity, Result};
-use crate::registry::Named;
 use crate::rng::SeededRng;
 
 /// A named list of pieces (values, pages, files) to be sliced and measured.
@@ -36,29 +35,15 @@ impl Payload {
     }
 }
 
-/// The kinds of synthetic payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyntheticKind {
-    Zeros,
-    Random,
-    /// English-like prose (Zipf-distributed common words).
-    Text,
-    /// pgbench_accounts rows as COPY text, with uuid-text filler.
-    Pgbench,
-}
-
-impl Named for SyntheticKind {
-    const WHAT: &'static str = "synthetic payload kind";
-    const PLURAL: &'static str = "kinds";
-    const ALL: &'static [SyntheticKind] =
-        &[SyntheticKind::Zeros, SyntheticKind::Random, SyntheticKind::Text, SyntheticKind::Pgbench];
-    fn name(self) -> &'static str {
-        match self {
-            SyntheticKind::Zeros => "zeros",
-            SyntheticKind::Random => "random",
-            SyntheticKind::Text => "text",
-            SyntheticKind::Pgbench => "pgbench",
-        }
+crate::named_choices! {
+    /// The kinds of synthetic payload.
+    pub enum SyntheticKind: "synthetic payload kind", "kinds" {
+        Zeros = "zeros",
+        Random = "random",
+        /// English-like prose (Zipf-distributed common words).
+        Text = "text",
+        /// pgbench_accounts rows as COPY text, with uuid-text filler.
+        Pgbench = "pgbench",
     }
 }
 
@@ -219,7 +204,7 @@ fn push_account_row(rng: &mut SeededRng, aid: u64, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
     use crate::error::CodecError;
-    use crate::registry::parse_named;
+    use crate::registry::{parse_named, Named};
 
     /// Bits of entropy per byte (order-0), to explain outliers as the pglz thread did.
     pub fn entropy_bits_per_byte(data: &[u8]) -> f64 {

@@ -307,16 +307,7 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
             )));
         };
         if desc.block_checksum {
-            let Some(expected) = input.u32_le() else {
-                return Err(CodecError::corrupt(format!(
-                    "lz4 frame is truncated: the checksum of block {block} of frame {frame} is missing"
-                )));
-            };
-            if XxHash32::oneshot(0, data) != expected {
-                return Err(CodecError::corrupt(format!(
-                    "lz4 frame block checksum mismatch (block {block} of frame {frame}): the data is damaged"
-                )));
-            }
+            check_xxh32(input, data, &format!("block {block} of frame {frame}"), "block checksum")?;
         }
 
         let start = out.len();
@@ -368,16 +359,7 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
 
     let content = out.get(frame_start..).unwrap_or_default();
     if desc.content_checksum {
-        let Some(expected) = input.u32_le() else {
-            return Err(CodecError::corrupt(format!(
-                "lz4 frame is truncated: the content checksum of frame {frame} is missing"
-            )));
-        };
-        if XxHash32::oneshot(0, content) != expected {
-            return Err(CodecError::corrupt(format!(
-                "lz4 frame content checksum mismatch (frame {frame}): the data is damaged"
-            )));
-        }
+        check_xxh32(input, content, &format!("frame {frame}"), "content checksum")?;
     }
     if let Some(declared) = desc.content_size {
         if declared != content.len() as u64 {
@@ -424,6 +406,17 @@ fn ensure_capacity(out: &mut Vec<u8>, needed: usize, max_raw: usize) -> Result<(
     let mut bigger = try_with_capacity(target, "the decompressed lz4 frame data")?;
     bigger.extend_from_slice(out);
     *out = bigger;
+    Ok(())
+}
+
+/// Read the 4-byte xxHash32 `checksum` of `data` (in `place`) that comes next, and check it.
+fn check_xxh32(input: &mut Cursor<'_>, data: &[u8], place: &str, checksum: &str) -> Result<()> {
+    let Some(expected) = input.u32_le() else {
+        return Err(CodecError::corrupt(format!("lz4 frame is truncated: the {checksum} of {place} is missing")));
+    };
+    if XxHash32::oneshot(0, data) != expected {
+        return Err(CodecError::corrupt(format!("lz4 frame {checksum} mismatch ({place}): the data is damaged")));
+    }
     Ok(())
 }
 

@@ -135,9 +135,7 @@ thread_local! {
 /// yields `None`. On success the bytes are identical to the C implementation's on
 /// x86-64.
 pub fn compress(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    compress_into(src, &mut out, strategy)?;
-    Some(out)
+    new_vec(src, |src, out| compress_to(src, out, strategy))
 }
 
 /// Like [`compress`], but writes into `dst` (cleared first, its allocation reused)
@@ -161,9 +159,7 @@ pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<us
 /// semantics and accept/refuse rules, same walk order, good-match decay and
 /// 4094-byte reach.
 pub fn compress_fast(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    compress_fast_into(src, &mut out, strategy)?;
-    Some(out)
+    new_vec(src, |src, out| compress_fast_to(src, out, strategy))
 }
 
 /// [`compress_fast`] into a reused vector; see [`compress_into`].
@@ -174,6 +170,12 @@ pub fn compress_fast_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) ->
 /// [`compress_fast`] into the front of a slice; see [`compress_to`].
 pub fn compress_fast_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
     compress_with::<true>(src, dst, strategy)
+}
+
+fn new_vec(src: &[u8], to: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    into_vec(src, &mut out, to)?;
+    Some(out)
 }
 
 fn into_vec(src: &[u8], dst: &mut Vec<u8>, to: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>) -> Option<usize> {

@@ -109,34 +109,14 @@ pub struct SpillRow {
     pub raw_records: i64,
 }
 
-/// The strategies [`simulate`] knows, in the order it reports them by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpillStrategy {
-    Raw,
-    Pglz,
-    Lz4,
-    Lz4Stream,
-    ZstdStream,
-}
-
-impl Named for SpillStrategy {
-    const WHAT: &'static str = "spill strategy";
-    const PLURAL: &'static str = "strategies";
-    const ALL: &'static [SpillStrategy] = &[
-        SpillStrategy::Raw,
-        SpillStrategy::Pglz,
-        SpillStrategy::Lz4,
-        SpillStrategy::Lz4Stream,
-        SpillStrategy::ZstdStream,
-    ];
-    fn name(self) -> &'static str {
-        match self {
-            SpillStrategy::Raw => "raw",
-            SpillStrategy::Pglz => "pglz",
-            SpillStrategy::Lz4 => "lz4",
-            SpillStrategy::Lz4Stream => "lz4_stream",
-            SpillStrategy::ZstdStream => "zstd_stream",
-        }
+crate::named_choices! {
+    /// The strategies [`simulate`] knows, in the order it reports them by default.
+    pub enum SpillStrategy: "spill strategy", "strategies" {
+        Raw = "raw",
+        Pglz = "pglz",
+        Lz4 = "lz4",
+        Lz4Stream = "lz4_stream",
+        ZstdStream = "zstd_stream",
     }
 }
 
