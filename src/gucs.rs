@@ -1,4 +1,5 @@
-//! Session settings (all USERSET: they only steer what the caller compresses for itself).
+//! Settings. All but one are USERSET: they only steer what the caller compresses for itself;
+//! `compresslab.max_decompressed_size_ceiling` is SUSET, the administrator's cap on memory.
 
 use compresslab_core::{zstd_codec, Method};
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
@@ -15,8 +16,12 @@ pub enum MethodSetting {
     Zstd,
 }
 
-/// The varlena limit: no bytea can be longer than 1 GB - 1.
+/// The varlena limit: no value can be 1 GB or longer (`MaxAllocSize` = 1 GB - 1 bytes, header
+/// included).
 pub const VARLENA_MAX: i32 = 0x3FFF_FFFF;
+/// The longest bytea result a function can return: 4 bytes of varlena header and the payload
+/// must stay below `MaxAllocSize` (1,073,741,818 bytes).
+pub const MAX_RESULT: i32 = VARLENA_MAX - 5;
 
 static METHOD: GucSetting<MethodSetting> = GucSetting::<MethodSetting>::new(MethodSetting::Lz4);
 static ZSTD_LEVEL: GucSetting<i32> = GucSetting::<i32>::new(zstd_codec::DEFAULT_LEVEL);
@@ -24,7 +29,8 @@ static ZSTD_LEVEL: GucSetting<i32> = GucSetting::<i32>::new(zstd_codec::DEFAULT_
 pub const MAX_BENCH_ITERATIONS: i32 = 1000;
 
 static BENCH_ITERATIONS: GucSetting<i32> = GucSetting::<i32>::new(5);
-static MAX_DECOMPRESSED_SIZE: GucSetting<i32> = GucSetting::<i32>::new(VARLENA_MAX);
+static MAX_DECOMPRESSED_SIZE: GucSetting<i32> = GucSetting::<i32>::new(MAX_RESULT);
+static MAX_DECOMPRESSED_SIZE_CEILING: GucSetting<i32> = GucSetting::<i32>::new(MAX_RESULT);
 
 pub fn register() {
     GucRegistry::define_enum_guc(
@@ -51,8 +57,18 @@ pub fn register() {
         c"Compressed data whose header or frame declares more is refused before any memory is allocated.",
         &MAX_DECOMPRESSED_SIZE,
         0,
-        VARLENA_MAX,
+        MAX_RESULT,
         GucContext::Userset,
+        GucFlags::UNIT_BYTE,
+    );
+    GucRegistry::define_int_guc(
+        c"compresslab.max_decompressed_size_ceiling",
+        c"Largest result any session may let compresslab's decompression functions produce.",
+        c"Superuser only: caps compresslab.max_decompressed_size, which every user may set, so an administrator can bound the memory one call takes.",
+        &MAX_DECOMPRESSED_SIZE_CEILING,
+        0,
+        MAX_RESULT,
+        GucContext::Suset,
         GucFlags::UNIT_BYTE,
     );
     GucRegistry::define_int_guc(
@@ -84,6 +100,8 @@ pub fn zstd_level() -> i32 {
     ZSTD_LEVEL.get()
 }
 
+/// The limit in force: the session's `compresslab.max_decompressed_size`, capped by the
+/// administrator's `compresslab.max_decompressed_size_ceiling`.
 pub fn max_decompressed_size() -> usize {
-    MAX_DECOMPRESSED_SIZE.get() as usize
+    MAX_DECOMPRESSED_SIZE.get().min(MAX_DECOMPRESSED_SIZE_CEILING.get()) as usize
 }

@@ -14,7 +14,7 @@
 //! smaller than the raw bytes is stored raw (method id 0): the envelope never costs more than
 //! its header. pglz uses the `default` strategy, as TOAST does.
 
-use crate::error::{try_with_capacity, CodecError, Result};
+use crate::error::{try_with_capacity, try_zeroed, CodecError, Result};
 use crate::registry::{parse_named, Named};
 use crate::{lz4, pglz, zstd_codec};
 
@@ -66,25 +66,47 @@ pub const HEADER_LEN: usize = 10;
 
 /// Compress `src` with `method` (and `level` for zstd, default 3) into an envelope.
 pub fn compress(src: &[u8], method: Method, level: Option<i32>) -> Result<Vec<u8>> {
+    compress_with_tick(src, method, level, &mut || ())
+}
+
+/// [`compress`], calling `tick` during long work (see [`pglz::compress_to_ticking`] and
+/// [`zstd_codec::compress_with_tick`]). The result is allocated once, fallibly, and the codec
+/// writes straight into it after the header.
+pub fn compress_with_tick(src: &[u8], method: Method, level: Option<i32>, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
     let level = method.check_level(level)?;
     let raw_len = u32::try_from(src.len())
         .map_err(|_| CodecError::too_large(format!("input of {} bytes is too large to compress", src.len())))?;
-    let payload = match method {
+    let bound = match method {
+        Method::None | Method::Zstd => src.len(),
+        Method::Pglz => pglz::max_output(src.len()),
+        Method::Lz4 => lz4::block::compress_bound(src.len()),
+    };
+    let mut out = try_zeroed(HEADER_LEN + bound.max(src.len()), "the compressed value")?;
+    let payload = &mut out[HEADER_LEN..];
+    let stored = match method {
         Method::None => None,
-        Method::Pglz => pglz::compress(src, &pglz::Strategy::DEFAULT),
-        Method::Lz4 => Some(lz4::block::compress(src)),
-        Method::Zstd => Some(zstd_codec::compress(src, level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None)?),
+        Method::Pglz => pglz::compress_to_ticking(src, payload, &pglz::Strategy::DEFAULT, false, tick),
+        Method::Lz4 => Some(lz4::block::compress_to(src, payload)?),
+        Method::Zstd => {
+            let frame = zstd_codec::compress_with_tick(src, level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None, tick)?;
+            payload.get_mut(..frame.len()).map(|room| {
+                room.copy_from_slice(&frame);
+                frame.len()
+            })
+        }
     };
-    let (stored_method, payload) = match &payload {
-        Some(p) if p.len() < src.len() => (method, &p[..]),
-        _ => (Method::None, src),
+    let (stored_method, len) = match stored {
+        Some(n) if n < src.len() => (method, n),
+        _ => {
+            payload[..src.len()].copy_from_slice(src);
+            (Method::None, src.len())
+        }
     };
-    let mut out = try_with_capacity(HEADER_LEN + payload.len(), "the compressed value")?;
-    out.extend_from_slice(&MAGIC);
-    out.push(FORMAT_VERSION);
-    out.push(stored_method.id());
-    out.extend_from_slice(&raw_len.to_le_bytes());
-    out.extend_from_slice(payload);
+    out[..4].copy_from_slice(&MAGIC);
+    out[4] = FORMAT_VERSION;
+    out[5] = stored_method.id();
+    out[6..HEADER_LEN].copy_from_slice(&raw_len.to_le_bytes());
+    out.truncate(HEADER_LEN + len);
     Ok(out)
 }
 
@@ -118,6 +140,11 @@ pub fn info(src: &[u8]) -> Result<EnvelopeInfo> {
 
 /// Decompress an envelope, refusing a declared raw size above `max_raw` before allocating.
 pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
+    decompress_with_tick(src, max_raw, &mut || ())
+}
+
+/// [`decompress`], calling `tick` during long work.
+pub fn decompress_with_tick(src: &[u8], max_raw: usize, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
     let info = info(src)?;
     if info.raw_size > max_raw {
         return Err(CodecError::over_limit("compressed value", info.raw_size as u64, max_raw));
@@ -131,7 +158,7 @@ pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
         }
         Method::Pglz => pglz::decompress(payload, info.raw_size, true)?,
         Method::Lz4 => lz4::block::decompress(payload, info.raw_size)?,
-        Method::Zstd => zstd_codec::decompress(payload, None, info.raw_size)?,
+        Method::Zstd => zstd_codec::decompress_with_tick(payload, None, info.raw_size, tick)?,
     };
     if out.len() != info.raw_size {
         return Err(CodecError::corrupt(format!(

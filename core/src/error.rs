@@ -72,6 +72,13 @@ pub fn try_with_capacity(capacity: usize, what: &str) -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// A copy of `data`, allocated fallibly (see [`try_zeroed`]).
+pub fn try_copy(data: &[u8], what: &str) -> Result<Vec<u8>> {
+    let mut v = try_with_capacity(data.len(), what)?;
+    v.extend_from_slice(data);
+    Ok(v)
+}
+
 /// Make room for `additional` more bytes in `v`, fallibly (see [`try_zeroed`]).
 pub fn try_reserve(v: &mut Vec<u8>, additional: usize, what: &str) -> Result<()> {
     v.try_reserve(additional).map_err(|_| {

@@ -2,6 +2,7 @@
 //! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and PostgreSQL's
 //! own C pglz for comparison.
 
+use compresslab_core::error::{try_with_capacity, try_zeroed};
 use compresslab_core::pglz::Strategy;
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
 use pgrx::prelude::*;
@@ -25,13 +26,30 @@ fn compress(
         (Method::Zstd, None) => Some(gucs::zstd_level()),
         (_, level) => level,
     };
-    Some(envelope::compress(data, method, level).or_raise())
+    Some(fits(envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise()))
+}
+
+/// A result a bytea can hold: longer is `program_limit_exceeded`, never a failed conversion.
+fn fits(result: Vec<u8>) -> Vec<u8> {
+    if result.len() > gucs::MAX_RESULT as usize {
+        raise(CodecError::too_large(format!(
+            "the result would be {} bytes, more than a bytea can hold ({} bytes)",
+            result.len(),
+            gucs::MAX_RESULT
+        )));
+    }
+    result
+}
+
+/// A zero-filled output buffer of `len` bytes, allocated fallibly.
+fn output(len: usize) -> Vec<u8> {
+    try_zeroed(len, "the result").or_raise()
 }
 
 /// Decompress a value written by `compress()`; the method is read from its header.
 #[pg_extern(stable, strict, parallel_safe)]
 fn decompress(data: &[u8]) -> Vec<u8> {
-    envelope::decompress(data, gucs::max_decompressed_size()).or_raise()
+    envelope::decompress_with_tick(data, gucs::max_decompressed_size(), &mut check_interrupts).or_raise()
 }
 
 /// What the header of a `compress()` value says.
@@ -53,7 +71,10 @@ fn compression_info(
 #[pg_extern(immutable, strict, parallel_safe)]
 fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
     let strategy = pglz::Strategy::parse(strategy).or_raise();
-    pglz::compress(data, &strategy)
+    let mut out = output(pglz::max_output(data.len()));
+    let n = pglz::compress_to_ticking(data, &mut out, &strategy, false, &mut check_interrupts)?;
+    out.truncate(n);
+    Some(out)
 }
 
 /// Decompress raw pglz data into `raw_size` bytes. With `check_complete` (the default) the data
@@ -67,11 +88,15 @@ fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, tr
 /// One LZ4 block; with `size_prefix` the raw size is prepended as 4 bytes little-endian.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> Vec<u8> {
-    if size_prefix {
-        lz4::block::compress_size_prepended(data).or_raise()
+    let mut out = output(4 + lz4::block::compress_bound(data.len()));
+    let n = if size_prefix {
+        lz4::block::compress_prefixed_to(data, &mut out)
     } else {
-        lz4::block::compress(data)
+        lz4::block::compress_to(data, &mut out)
     }
+    .or_raise();
+    out.truncate(n);
+    fits(out)
 }
 
 /// Decompress one LZ4 block into exactly `raw_size` bytes; with `raw_size` NULL the block must
@@ -88,7 +113,9 @@ fn lz4_decompress(data: Option<&[u8]>, raw_size: default!(Option<i32>, "NULL")) 
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_frame_compress(data: &[u8]) -> Vec<u8> {
-    lz4::frame::compress(data)
+    let mut out = try_with_capacity(lz4::frame::compress_bound(data.len()), "the result").or_raise();
+    lz4::frame::compress_to_writer(data, &mut out).or_raise();
+    fits(out)
 }
 
 /// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool).
@@ -105,7 +132,7 @@ fn zstd_compress(
     dictionary: default!(Option<&[u8]>, "NULL"),
 ) -> Option<Vec<u8>> {
     let level = level.unwrap_or_else(gucs::zstd_level);
-    Some(zstd_codec::compress_with_tick(data?, level, dictionary, &mut check_interrupts).or_raise())
+    Some(fits(zstd_codec::compress_with_tick(data?, level, dictionary, &mut check_interrupts).or_raise()))
 }
 
 /// Decompress zstd frames (from `zstd_compress` or the `zstd` tool), with the dictionary they
@@ -122,7 +149,7 @@ fn zstd_decompress(data: Option<&[u8]>, dictionary: default!(Option<&[u8]>, "NUL
 #[pg_extern(immutable, strict, parallel_safe)]
 fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
     let strategy = Strategy::parse(strategy).or_raise();
-    let mut out = vec![0u8; pglz::max_output(data.len())];
+    let mut out = output(pglz::max_output(data.len()));
     let n = c_pglz_compress(data, &mut out, &strategy)?;
     out.truncate(n);
     Some(out)
@@ -131,9 +158,9 @@ fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> O
 /// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
 #[pg_extern(stable, strict, parallel_safe)]
 fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> Vec<u8> {
-    let mut out = vec![0u8; checked_raw_size(raw_size)];
+    let mut out = output(checked_raw_size(raw_size));
     // The C decoder checks for a truncated tag only after reading it: give it 4 spare bytes.
-    let mut padded = Vec::with_capacity(data.len() + 4);
+    let mut padded = try_with_capacity(data.len() + 4, "a copy of the input").or_raise();
     padded.extend_from_slice(data);
     padded.extend_from_slice(&[0; 4]);
     match c_pglz_decompress_padded(&padded, &mut out, check_complete) {

@@ -12,6 +12,7 @@ use pgrx::{composite_type, JsonB, PgRelation};
 use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::rows::{set_of, Row};
+use crate::server::relations::RegClass;
 use crate::server::pages::{read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_server_file_read};
 use crate::server::{c_codecs, files, sampling, PgHooks};
@@ -146,7 +147,7 @@ fn bench(
 /// time) or a seeded uniform sample of `sample_pages`, hole removed or zero-filled.
 #[pg_extern(volatile)]
 fn bench_pages(
-    rel: Option<PgRelation>,
+    rel: Option<RegClass>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
@@ -156,7 +157,7 @@ fn bench_pages(
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
     let hole = Hole::parse(hole).or_raise();
-    let rel = required(rel, "rel");
+    let rel = required(rel, "rel").open();
     require_page_read(&rel);
     let nblocks = relation_blocks(&rel);
     let blocks: Vec<u32> = match sample_pages {
@@ -175,7 +176,7 @@ fn bench_pages(
 /// the caller's privileges (column privileges and row-level security apply).
 #[pg_extern(volatile)]
 fn bench_column(
-    rel: Option<PgRelation>,
+    rel: Option<RegClass>,
     col: Option<&str>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
@@ -184,7 +185,7 @@ fn bench_column(
     seed: default!(i32, 0),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
-    let (rel, col) = (required(rel, "rel"), required(col, "col"));
+    let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     if sample_values < 1 {
         raise(CodecError::invalid(format!("sample_values must be at least 1, got {sample_values}")));
     }

@@ -14,6 +14,7 @@ use super::lab::build_codec;
 use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::rows::set_of;
+use crate::server::relations::RegClass;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::{sampling, PgHooks};
@@ -53,7 +54,7 @@ fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: 
 /// With `sample_pages`, a seeded sample of each relation is measured and scaled up.
 #[pg_extern(volatile)]
 fn estimate_wal_compression(
-    rel: default!(Option<PgRelation>, "NULL"),
+    rel: default!(Option<RegClass>, "NULL"),
     sample_pages: default!(Option<i32>, "NULL"),
     seed: default!(i32, 0),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.wal_compression_estimate")> {
@@ -63,6 +64,7 @@ fn estimate_wal_compression(
     let mut totals = FpiTotals::default();
     match rel {
         Some(rel) => {
+            let rel = rel.open();
             require_page_read(&rel);
             add_relation(&rel, sample_pages, seed, &mut totals);
         }
@@ -86,12 +88,12 @@ fn estimate_wal_compression(
 /// with compression and decompression speed on the same values.
 #[pg_extern(volatile)]
 fn estimate_toast_compression(
-    rel: Option<PgRelation>,
+    rel: Option<RegClass>,
     col: Option<&str>,
     sample_values: default!(i32, 1000),
     seed: default!(i32, 0),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.toast_compression_estimate")> {
-    let (rel, col) = (required(rel, "rel"), required(col, "col"));
+    let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     if sample_values < 1 {
         raise(CodecError::invalid(format!("sample_values must be at least 1, got {sample_values}")));
     }

@@ -10,7 +10,9 @@ use compresslab_core::error::Result;
 use compresslab_core::lab::{codecs, Codec};
 use compresslab_core::pglz::{self, Strategy};
 use compresslab_core::registry::{MethodKind, MethodSpec};
-use compresslab_core::{zstd_codec, CodecError};
+use compresslab_core::CodecError;
+
+use super::c_zstd::ServerZstd;
 
 /// `PGLZ_Strategy` from `common/pg_lzcompress.h`: six int32 fields, same order as ours.
 #[repr(C)]
@@ -204,91 +206,6 @@ impl Codec for ServerLz4 {
         };
         if n as usize != dst.len() {
             return Err(CodecError::corrupt("liblz4 rejected the block"));
-        }
-        Ok(())
-    }
-}
-
-type ZstdCreateFn = unsafe extern "C" fn() -> *mut c_void;
-type ZstdFreeFn = unsafe extern "C" fn(*mut c_void) -> usize;
-type ZstdCompressCctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, *const c_void, usize, i32) -> usize;
-type ZstdDecompressDctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, *const c_void, usize) -> usize;
-type ZstdIsErrorFn = unsafe extern "C" fn(usize) -> u32;
-
-struct ServerZstd {
-    spec: MethodSpec,
-    cctx: *mut c_void,
-    dctx: *mut c_void,
-    compress: ZstdCompressCctxFn,
-    decompress: ZstdDecompressDctxFn,
-    is_error: ZstdIsErrorFn,
-    free_cctx: ZstdFreeFn,
-    free_dctx: ZstdFreeFn,
-}
-
-impl ServerZstd {
-    fn load(spec: MethodSpec) -> Result<ServerZstd> {
-        let lib = c"libzstd.so.1";
-        // SAFETY: the symbols have these C signatures in zstd.h.
-        unsafe {
-            let create_cctx = std::mem::transmute::<*mut c_void, ZstdCreateFn>(loaded_symbol(lib, c"ZSTD_createCCtx")?);
-            let create_dctx = std::mem::transmute::<*mut c_void, ZstdCreateFn>(loaded_symbol(lib, c"ZSTD_createDCtx")?);
-            Ok(ServerZstd {
-                spec,
-                cctx: create_cctx(),
-                dctx: create_dctx(),
-                compress: std::mem::transmute::<*mut c_void, ZstdCompressCctxFn>(loaded_symbol(
-                    lib,
-                    c"ZSTD_compressCCtx",
-                )?),
-                decompress: std::mem::transmute::<*mut c_void, ZstdDecompressDctxFn>(loaded_symbol(
-                    lib,
-                    c"ZSTD_decompressDCtx",
-                )?),
-                is_error: std::mem::transmute::<*mut c_void, ZstdIsErrorFn>(loaded_symbol(lib, c"ZSTD_isError")?),
-                free_cctx: std::mem::transmute::<*mut c_void, ZstdFreeFn>(loaded_symbol(lib, c"ZSTD_freeCCtx")?),
-                free_dctx: std::mem::transmute::<*mut c_void, ZstdFreeFn>(loaded_symbol(lib, c"ZSTD_freeDCtx")?),
-            })
-        }
-    }
-}
-
-impl Drop for ServerZstd {
-    fn drop(&mut self) {
-        // SAFETY: the contexts were created by this library and are freed once.
-        unsafe {
-            (self.free_cctx)(self.cctx);
-            (self.free_dctx)(self.dctx);
-        }
-    }
-}
-
-impl Codec for ServerZstd {
-    fn spec(&self) -> MethodSpec {
-        self.spec
-    }
-    fn compress_bound(&self, len: usize) -> usize {
-        zstd_codec::compress_bound(len)
-    }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
-        let level = self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL);
-        // SAFETY: libzstd writes at most dst.len() bytes and reads src.len(); the context is ours.
-        let n = unsafe {
-            (self.compress)(self.cctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len(), level)
-        };
-        // SAFETY: ZSTD_isError only inspects the code.
-        if unsafe { (self.is_error)(n) } != 0 {
-            return Err(CodecError::invalid("libzstd's ZSTD_compressCCtx failed"));
-        }
-        Ok(Some(n))
-    }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
-        // SAFETY: libzstd never writes past the capacity given; the context is ours.
-        let n =
-            unsafe { (self.decompress)(self.dctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len()) };
-        // SAFETY: as above.
-        if unsafe { (self.is_error)(n) } != 0 || n != dst.len() {
-            return Err(CodecError::corrupt("libzstd rejected the frame"));
         }
         Ok(())
     }

@@ -2,9 +2,11 @@
 //! privilege checks, and its own C codecs. Nothing here knows what a benchmark is.
 
 pub mod c_codecs;
+pub mod c_zstd;
 pub mod files;
 pub mod pages;
 pub mod privileges;
+pub mod relations;
 pub mod sampling;
 
 use compresslab_core::lab::Hooks;

@@ -69,12 +69,8 @@ impl Codec for Pglz {
     fn compress_bound(&self, len: usize) -> usize {
         pglz::max_output(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
-        Ok(if self.fast {
-            pglz::compress_fast_to(src, dst, &self.strategy)
-        } else {
-            pglz::compress_to(src, dst, &self.strategy)
-        })
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        Ok(pglz::compress_to_ticking(src, dst, &self.strategy, self.fast, tick))
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         pglz::decompress_into(src, dst, true).map(|_| ())
@@ -151,13 +147,31 @@ impl Codec for Zstd {
     fn compress_bound(&self, len: usize) -> usize {
         zstd_codec::compress_bound(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        if src.len() > zstd_codec::CHUNK {
+            // Long inputs go through the streaming encoder a chunk at a time, so that cancel
+            // takes effect between chunks (one frame either way).
+            let frame = zstd_codec::compress_with_tick(src, self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None, tick)?;
+            let room = dst.get_mut(..frame.len()).ok_or_else(|| {
+                CodecError::invalid(format!("zstd frame of {} bytes is larger than its bound", frame.len()))
+            })?;
+            room.copy_from_slice(&frame);
+            return Ok(Some(frame.len()));
+        }
         self.compressor
             .compress_to_buffer(src, dst)
             .map(Some)
             .map_err(|e| CodecError::invalid(format!("zstd compression failed: {e}")))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        if dst.len() > zstd_codec::CHUNK {
+            let out = zstd_codec::decompress_with_tick(src, None, dst.len(), tick)?;
+            if out.len() != dst.len() {
+                return Err(CodecError::corrupt(format!("zstd frame decoded to {} bytes, expected {}", out.len(), dst.len())));
+            }
+            dst.copy_from_slice(&out);
+            return Ok(());
+        }
         let n = self
             .decompressor
             .decompress_to_buffer(src, dst)
@@ -219,6 +233,23 @@ pub(crate) mod tests {
         for server in METHODS.iter().filter(|m| m.server) {
             let spec = MethodSpec::parse(server.name, 3).unwrap();
             assert!(matches!(build(&spec), Err(CodecError::InvalidParameter(_))), "{}", server.kind.name());
+        }
+    }
+
+    /// Long inputs call the tick while they are compressed (and zstd's while decompressed), so
+    /// that cancel takes effect within a slice.
+    #[test]
+    fn long_slices_tick() {
+        let data = crate::lab::payload::synthetic(crate::lab::payload::SyntheticKind::Text, 3 << 20, 1).unwrap();
+        for method in ["pglz", "pglz_fast", "pglz_always", "zstd:1"] {
+            let mut codec = codec(method);
+            let mut packed = vec![0u8; codec.compress_bound(data.len())];
+            let mut ticks = 0;
+            let n = codec.compress(&data, &mut packed, &mut || ticks += 1).unwrap().unwrap();
+            assert!(ticks >= 2, "{method}: {ticks} ticks");
+            let mut out = vec![0u8; data.len()];
+            codec.decompress(&packed[..n], &mut out, &mut || ()).unwrap();
+            assert_eq!(out, data, "{method}");
         }
     }
 

@@ -1,6 +1,6 @@
 //! LZ4 block format, with and without a 4-byte little-endian raw-size prefix.
 
-use crate::error::{CodecError, Result};
+use crate::error::{try_zeroed, CodecError, Result};
 
 /// Compress `src` into one LZ4 block (no size prefix).
 pub fn compress(src: &[u8]) -> Vec<u8> {
@@ -30,7 +30,7 @@ pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 
 /// Decompress one LZ4 block that must expand to exactly `raw_size` bytes.
 pub fn decompress(src: &[u8], raw_size: usize) -> Result<Vec<u8>> {
-    let mut out = vec![0u8; raw_size];
+    let mut out = try_zeroed(raw_size, "the decompressed block")?;
     decompress_into(src, &mut out)?;
     Ok(out)
 }
@@ -48,10 +48,19 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// Compress `src` into a block preceded by its raw size (4 bytes, little-endian), the layout of
 /// `lz4_flex::compress_prepend_size` and of many LZ4 bindings.
 pub fn compress_size_prepended(src: &[u8]) -> Result<Vec<u8>> {
-    if u32::try_from(src.len()).is_err() {
-        return Err(CodecError::too_large("lz4: input longer than 4 GB cannot carry a 4-byte size prefix"));
-    }
-    Ok(lz4_flex::block::compress_prepend_size(src))
+    let mut out = try_zeroed(4 + compress_bound(src.len()), "the compressed block")?;
+    let n = compress_prefixed_to(src, &mut out)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// [`compress_size_prepended`] into the front of `dst` (at least 4 + [`compress_bound`] bytes);
+/// returns the length written, prefix included.
+pub fn compress_prefixed_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    let raw = u32::try_from(src.len())
+        .map_err(|_| CodecError::too_large("lz4: input longer than 4 GB cannot carry a 4-byte size prefix"))?;
+    dst[..4].copy_from_slice(&raw.to_le_bytes());
+    Ok(4 + compress_to(src, &mut dst[4..])?)
 }
 
 /// Decompress a size-prepended block, refusing a declared raw size above `max_raw` before
@@ -65,9 +74,7 @@ pub fn decompress_size_prepended(src: &[u8], max_raw: usize) -> Result<Vec<u8>> 
     };
     let raw_size = u32::from_le_bytes(*prefix) as usize;
     if raw_size > max_raw {
-        return Err(CodecError::too_large(format!(
-            "lz4 block declares {raw_size} decompressed bytes, more than the limit of {max_raw}"
-        )));
+        return Err(CodecError::over_limit("lz4 block", raw_size as u64, max_raw));
     }
     decompress(block, raw_size)
 }

@@ -148,7 +148,7 @@ pub fn compress_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) -> Opti
 /// Like [`compress`], but writes into the front of `dst`, which must hold at least
 /// [`max_output`]`(src.len())` bytes, and returns the compressed length.
 pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
-    compress_with::<false>(src, dst, strategy)
+    compress_with::<false>(src, dst, strategy, &mut || ())
 }
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
@@ -169,8 +169,28 @@ pub fn compress_fast_into(src: &[u8], dst: &mut Vec<u8>, strategy: &Strategy) ->
 
 /// [`compress_fast`] into the front of a slice; see [`compress_to`].
 pub fn compress_fast_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
-    compress_with::<true>(src, dst, strategy)
+    compress_with::<true>(src, dst, strategy, &mut || ())
 }
+
+/// [`compress_to`] (or with `fast`, [`compress_fast_to`]) calling `tick` after every
+/// [`TICK_BYTES`] of input, so that a caller can stop a long run (the extension checks for
+/// query cancel there; a panic or ERROR raised in `tick` unwinds out cleanly).
+pub fn compress_to_ticking(
+    src: &[u8],
+    dst: &mut [u8],
+    strategy: &Strategy,
+    fast: bool,
+    tick: &mut dyn FnMut(),
+) -> Option<usize> {
+    if fast {
+        compress_with::<true>(src, dst, strategy, tick)
+    } else {
+        compress_with::<false>(src, dst, strategy, tick)
+    }
+}
+
+/// Input bytes between two calls of the tick of [`compress_to_ticking`].
+pub const TICK_BYTES: usize = 1 << 20;
 
 fn new_vec(src: &[u8], to: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>) -> Option<Vec<u8>> {
     let mut out = Vec::new();
@@ -186,26 +206,37 @@ fn into_vec(src: &[u8], dst: &mut Vec<u8>, to: impl FnOnce(&[u8], &mut [u8]) -> 
     n
 }
 
-fn compress_with<const FAST: bool>(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
+fn compress_with<const FAST: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    strategy: &Strategy,
+    tick: &mut dyn FnMut(),
+) -> Option<usize> {
     let params = Params::new(src.len(), strategy)?;
     let dst = &mut dst[..max_output(src.len())];
     WORKSPACE.with(|ws| match ws.try_borrow_mut() {
-        Ok(mut ws) => compress_sized::<FAST>(src, dst, &params, &mut ws),
+        Ok(mut ws) => compress_sized::<FAST>(src, dst, &params, &mut ws, tick),
         // Not reachable today (nothing re-enters the compressor), but stay correct.
-        Err(_) => compress_sized::<FAST>(src, dst, &params, &mut Workspace::new()),
+        Err(_) => compress_sized::<FAST>(src, dst, &params, &mut Workspace::new(), tick),
     })
 }
 
-fn compress_sized<const FAST: bool>(src: &[u8], dst: &mut [u8], params: &Params, ws: &mut Workspace) -> Option<usize> {
+fn compress_sized<const FAST: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    params: &Params,
+    ws: &mut Workspace,
+    tick: &mut dyn FnMut(),
+) -> Option<usize> {
     match (FAST, src.len() <= SMALL_INPUT) {
-        (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small),
-        (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large),
+        (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small, tick),
+        (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large, tick),
         (true, true) => match src.len() {
-            0..=511 => compress_fast_core::<u16, 10>(src, dst, params, &mut ws.small),
-            512..=1023 => compress_fast_core::<u16, 12>(src, dst, params, &mut ws.small),
-            _ => compress_fast_core::<u16, 13>(src, dst, params, &mut ws.small),
+            0..=511 => compress_fast_core::<u16, 10>(src, dst, params, &mut ws.small, tick),
+            512..=1023 => compress_fast_core::<u16, 12>(src, dst, params, &mut ws.small, tick),
+            _ => compress_fast_core::<u16, 13>(src, dst, params, &mut ws.small, tick),
         },
-        (true, false) => compress_fast_core::<u32, 13>(src, dst, params, &mut ws.large),
+        (true, false) => compress_fast_core::<u32, 13>(src, dst, params, &mut ws.large, tick),
     }
 }
 
@@ -346,7 +377,13 @@ fn find_match<T: Slot>(
     (best_len, best_off)
 }
 
-fn compress_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Tables<T>) -> Option<usize> {
+fn compress_core<T: Slot>(
+    src: &[u8],
+    out: &mut [u8],
+    p: &Params,
+    ws: &mut Tables<T>,
+    tick: &mut dyn FnMut(),
+) -> Option<usize> {
     let slen = src.len();
     let mask = p.mask;
     ws.head[..=mask as usize].fill(T::EMPTY);
@@ -354,8 +391,13 @@ fn compress_core<T: Slot>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Table
     let mut ip = 0usize; // next input position
     let mut emit = Emitter::new(out, p.result_max);
     let mut found_match = false;
+    let mut next_tick = TICK_BYTES;
 
     while ip < slen {
+        if ip >= next_tick {
+            tick();
+            next_tick += TICK_BYTES;
+        }
         if emit.op >= p.result_max {
             return None;
         }
@@ -523,6 +565,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     out: &mut [u8],
     p: &Params,
     ws: &mut Tables<T>,
+    tick: &mut dyn FnMut(),
 ) -> Option<usize> {
     let slen = src.len();
     let out = &mut out[..max_output(slen)];
@@ -555,7 +598,12 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
 
+    let mut next_tick = TICK_BYTES;
     while ip < slen {
+        if ip >= next_tick {
+            tick();
+            next_tick += TICK_BYTES;
+        }
         if emit.op >= limit {
             return None;
         }

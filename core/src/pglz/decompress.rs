@@ -2,7 +2,7 @@
 
 use std::ptr;
 
-use crate::error::{CodecError, Result};
+use crate::error::{try_zeroed, CodecError, Result};
 
 /// Largest raw size [`decompress`] will allocate: PostgreSQL's `MaxAllocSize`
 /// (1 GB - 1), the bound on any varlena.
@@ -28,7 +28,7 @@ pub fn decompress(src: &[u8], raw_size: usize, check_complete: bool) -> Result<V
     // Never allocate more than the input could possibly expand to, so a tiny
     // corrupt datum cannot make us allocate a gigabyte.
     let producible = src.len().saturating_mul(MAX_EXPANSION);
-    let mut out = vec![0u8; raw_size.min(producible)];
+    let mut out = try_zeroed(raw_size.min(producible), "the decompressed value")?;
     let (produced, consumed) = decode(src, &mut out)?;
     if check_complete {
         check_completion(produced, raw_size, consumed, src.len())?;

@@ -160,8 +160,9 @@ impl Flag {
 
 /// The writing side of a strategy: appends one record's payload to the file.
 trait SpillEncoder {
-    /// Append the payload for `record` to `out` and say how it was stored.
-    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<Flag>;
+    /// Append the payload for `record` to `out` and say how it was stored; `tick` may be
+    /// called during a long record.
+    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, tick: &mut dyn FnMut()) -> Result<Flag>;
 }
 
 /// The reading side: turns one payload back into the record, in the order written.
@@ -222,14 +223,14 @@ fn write_spill(
             tick();
         }
         if !headers {
-            let flag = enc.encode(record, &mut file)?;
+            let flag = enc.encode(record, &mut file, tick)?;
             debug_assert_eq!(flag, Flag::Raw);
             raw_records += 1;
             continue;
         }
         let at = file.len();
         file.extend_from_slice(&[0u8; RECORD_HEADER_BYTES]);
-        let flag = enc.encode(record, &mut file)?;
+        let flag = enc.encode(record, &mut file, tick)?;
         let stored = file.len() - at - RECORD_HEADER_BYTES;
         let stored = u32::try_from(stored)
             .map_err(|_| CodecError::too_large(format!("spill record {i} needs {stored} bytes, more than 4 GB")))?;

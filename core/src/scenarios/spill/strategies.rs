@@ -5,7 +5,7 @@
 use zstd::stream::raw::{Decoder as ZstdDecoder, Encoder as ZstdEncoder, InBuffer, Operation, OutBuffer};
 
 use super::{Flag, SpillDecoder, SpillEncoder, SpillStrategy};
-use crate::error::{CodecError, Result};
+use crate::error::{try_reserve, CodecError, Result};
 use crate::lz4::stream::{Lz4StreamDecoder, Lz4StreamEncoder, StreamBlock};
 use crate::{lz4, pglz, zstd_codec};
 
@@ -48,7 +48,7 @@ fn unexpected(flag: Flag, strategy: &str) -> CodecError {
 struct RawCodec;
 
 impl SpillEncoder for RawCodec {
-    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<Flag> {
+    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
         out.extend_from_slice(record);
         Ok(Flag::Raw)
     }
@@ -71,7 +71,7 @@ struct PglzEncoder {
 }
 
 impl SpillEncoder for PglzEncoder {
-    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<Flag> {
+    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
         match pglz::compress_into(record, &mut self.scratch, &pglz::Strategy::DEFAULT) {
             Some(n) => {
                 out.extend_from_slice(&self.scratch[..n]);
@@ -111,7 +111,7 @@ struct Lz4Encoder {
 }
 
 impl SpillEncoder for Lz4Encoder {
-    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<Flag> {
+    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
         let n = lz4::block::compress_into(record, &mut self.scratch);
         if n < record.len() {
             out.extend_from_slice(&self.scratch[..n]);
@@ -139,7 +139,7 @@ impl SpillDecoder for Lz4Decoder {
 // LZ4 streaming
 
 impl SpillEncoder for Lz4StreamEncoder {
-    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<Flag> {
+    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
         Ok(match Lz4StreamEncoder::encode(self, record, out) {
             StreamBlock::Raw => Flag::Raw,
             StreamBlock::Independent => Flag::Lz4Block,
@@ -180,21 +180,20 @@ fn zstd_failed(e: std::io::Error) -> CodecError {
 }
 
 impl SpillEncoder for ZstdStreamEncoder {
-    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<Flag> {
-        let room = zstd_codec::compress_bound(record.len()) + 64;
-        let mut input = InBuffer::around(record);
-        while input.pos() < record.len() {
-            if out.capacity() - out.len() < room.min(1 << 16) {
-                out.reserve(room);
+    fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, tick: &mut dyn FnMut()) -> Result<Flag> {
+        // A long record goes in a chunk at a time, with a tick between chunks.
+        for chunk in record.chunks(zstd_codec::CHUNK) {
+            let mut input = InBuffer::around(chunk);
+            while input.pos() < chunk.len() {
+                reserve_room(out, zstd_codec::compress_bound(chunk.len() - input.pos()) + 64)?;
+                let pos = out.len();
+                let mut output = OutBuffer::around_pos(out, pos);
+                self.encoder.run(&mut input, &mut output).map_err(zstd_failed)?;
             }
-            let pos = out.len();
-            let mut output = OutBuffer::around_pos(out, pos);
-            self.encoder.run(&mut input, &mut output).map_err(zstd_failed)?;
+            tick();
         }
         loop {
-            if out.capacity() - out.len() < 1024 {
-                out.reserve(room);
-            }
+            reserve_room(out, 1024)?;
             let pos = out.len();
             let mut output = OutBuffer::around_pos(out, pos);
             let left = self.encoder.flush(&mut output).map_err(zstd_failed)?;
@@ -204,6 +203,14 @@ impl SpillEncoder for ZstdStreamEncoder {
         }
         Ok(Flag::ZstdStream)
     }
+}
+
+/// At least `room` bytes of spare capacity in `out`, allocated fallibly.
+fn reserve_room(out: &mut Vec<u8>, room: usize) -> Result<()> {
+    if out.capacity() - out.len() < room {
+        try_reserve(out, room.max(1 << 16), "the spill file")?;
+    }
+    Ok(())
 }
 
 struct ZstdStreamDecoder {

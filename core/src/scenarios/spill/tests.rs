@@ -253,3 +253,12 @@ fn empty_input_gives_zero_rows_and_bytes() {
     let rows = simulate(&[Vec::new(), Vec::new()], STRATEGIES, 1, &mut || ()).unwrap();
     assert!(rows.iter().all(|r| r.raw_bytes == 0 && r.records == 2));
 }
+
+/// A long record is fed to the zstd stream a chunk at a time, with a tick between chunks.
+#[test]
+fn long_records_tick() {
+    let record = crate::lab::payload::synthetic(crate::lab::payload::SyntheticKind::Text, 5 << 20, 2).unwrap();
+    let mut ticks = 0;
+    simulate(&[record], &[SpillStrategy::ZstdStream], 1, &mut || ticks += 1).unwrap();
+    assert!(ticks >= 5, "{ticks}");
+}

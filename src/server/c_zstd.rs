@@ -1,0 +1,225 @@
+//! The libzstd the server links, as a lab codec (`server_zstd:N`): one-shot calls
+//! (`ZSTD_compressCCtx`, `ZSTD_decompressDCtx`) for slices up to a chunk, the streaming calls
+//! (`ZSTD_compressStream2`, `ZSTD_decompressStream`) a chunk at a time for longer ones, with
+//! a tick between chunks so that cancel takes effect. Our own zstd is statically linked under
+//! the same symbol names, so the server's library is reached through `dlsym`.
+
+use std::ffi::c_void;
+
+use compresslab_core::error::Result;
+use compresslab_core::lab::Codec;
+use compresslab_core::registry::MethodSpec;
+use compresslab_core::zstd_codec::{self, CHUNK};
+use compresslab_core::CodecError;
+
+use super::c_codecs::loaded_symbol;
+
+/// `ZSTD_inBuffer` and `ZSTD_outBuffer`: a pointer, its size, and the position reached.
+#[repr(C)]
+struct ZstdBuffer {
+    ptr: *mut c_void,
+    size: usize,
+    pos: usize,
+}
+
+type CreateFn = unsafe extern "C" fn() -> *mut c_void;
+type FreeFn = unsafe extern "C" fn(*mut c_void) -> usize;
+type CompressCctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, *const c_void, usize, i32) -> usize;
+type DecompressDctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, *const c_void, usize) -> usize;
+type IsErrorFn = unsafe extern "C" fn(usize) -> u32;
+type SetParameterFn = unsafe extern "C" fn(*mut c_void, i32, i32) -> usize;
+type SetPledgedFn = unsafe extern "C" fn(*mut c_void, u64) -> usize;
+type ResetFn = unsafe extern "C" fn(*mut c_void, i32) -> usize;
+type CompressStreamFn = unsafe extern "C" fn(*mut c_void, *mut ZstdBuffer, *mut ZstdBuffer, i32) -> usize;
+type DecompressStreamFn = unsafe extern "C" fn(*mut c_void, *mut ZstdBuffer, *mut ZstdBuffer) -> usize;
+
+/// `ZSTD_c_compressionLevel`, `ZSTD_reset_session_only`, `ZSTD_e_continue`, `ZSTD_e_end`.
+const C_COMPRESSION_LEVEL: i32 = 100;
+const RESET_SESSION_ONLY: i32 = 1;
+const E_CONTINUE: i32 = 0;
+const E_END: i32 = 2;
+
+pub struct ServerZstd {
+    spec: MethodSpec,
+    cctx: *mut c_void,
+    dctx: *mut c_void,
+    compress: CompressCctxFn,
+    decompress: DecompressDctxFn,
+    is_error: IsErrorFn,
+    set_parameter: SetParameterFn,
+    set_pledged: SetPledgedFn,
+    reset_cctx: ResetFn,
+    reset_dctx: ResetFn,
+    compress_stream: CompressStreamFn,
+    decompress_stream: DecompressStreamFn,
+    free_cctx: FreeFn,
+    free_dctx: FreeFn,
+}
+
+/// Look `symbol` up in the server's libzstd as a function of type `F`.
+///
+/// # Safety
+///
+/// `F` must be the symbol's C signature (from zstd.h).
+unsafe fn symbol<F: Copy>(name: &std::ffi::CStr) -> Result<F> {
+    let ptr = loaded_symbol(c"libzstd.so.1", name)?;
+    // SAFETY: F is a function pointer type of the symbol's signature (the caller's promise),
+    // the same size as a data pointer on the platforms PostgreSQL runs on.
+    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&ptr) })
+}
+
+impl ServerZstd {
+    pub fn load(spec: MethodSpec) -> Result<ServerZstd> {
+        // SAFETY: each type below is the C signature of its symbol in zstd.h (1.5).
+        unsafe {
+            let create_cctx: CreateFn = symbol(c"ZSTD_createCCtx")?;
+            let create_dctx: CreateFn = symbol(c"ZSTD_createDCtx")?;
+            let codec = ServerZstd {
+                spec,
+                cctx: create_cctx(),
+                dctx: create_dctx(),
+                compress: symbol(c"ZSTD_compressCCtx")?,
+                decompress: symbol(c"ZSTD_decompressDCtx")?,
+                is_error: symbol(c"ZSTD_isError")?,
+                set_parameter: symbol(c"ZSTD_CCtx_setParameter")?,
+                set_pledged: symbol(c"ZSTD_CCtx_setPledgedSrcSize")?,
+                reset_cctx: symbol(c"ZSTD_CCtx_reset")?,
+                reset_dctx: symbol(c"ZSTD_DCtx_reset")?,
+                compress_stream: symbol(c"ZSTD_compressStream2")?,
+                decompress_stream: symbol(c"ZSTD_decompressStream")?,
+                free_cctx: symbol(c"ZSTD_freeCCtx")?,
+                free_dctx: symbol(c"ZSTD_freeDCtx")?,
+            };
+            if codec.cctx.is_null() || codec.dctx.is_null() {
+                return Err(CodecError::out_of_memory("out of memory: libzstd could not create its contexts"));
+            }
+            Ok(codec)
+        }
+    }
+
+    fn failed(&self, code: usize) -> bool {
+        // SAFETY: ZSTD_isError only inspects the code.
+        unsafe { (self.is_error)(code) != 0 }
+    }
+
+    fn level(&self) -> i32 {
+        self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL)
+    }
+
+    /// One frame through `ZSTD_compressStream2`, a chunk of input at a time.
+    fn compress_streaming(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize> {
+        let failed = || CodecError::invalid("libzstd's ZSTD_compressStream2 failed");
+        // SAFETY: the context is ours; these calls only set its parameters.
+        let setup = unsafe {
+            [
+                (self.reset_cctx)(self.cctx, RESET_SESSION_ONLY),
+                (self.set_parameter)(self.cctx, C_COMPRESSION_LEVEL, self.level()),
+                (self.set_pledged)(self.cctx, src.len() as u64),
+            ]
+        };
+        if setup.iter().any(|&code| self.failed(code)) {
+            return Err(failed());
+        }
+        let mut output = ZstdBuffer { ptr: dst.as_mut_ptr().cast(), size: dst.len(), pos: 0 };
+        let chunks = src.len().div_ceil(CHUNK);
+        for (i, chunk) in src.chunks(CHUNK).enumerate() {
+            let end = i + 1 == chunks;
+            let mut input = ZstdBuffer { ptr: chunk.as_ptr().cast_mut().cast(), size: chunk.len(), pos: 0 };
+            loop {
+                // SAFETY: libzstd reads input.size bytes at input.ptr (a live slice) and writes at
+                // most output.size - output.pos bytes into dst, which outlives the call.
+                let left = unsafe {
+                    (self.compress_stream)(self.cctx, &mut output, &mut input, if end { E_END } else { E_CONTINUE })
+                };
+                if self.failed(left) {
+                    return Err(failed());
+                }
+                let done = if end { left == 0 } else { input.pos == input.size };
+                if done {
+                    break;
+                }
+                if output.pos == output.size {
+                    return Err(failed());
+                }
+            }
+            tick();
+        }
+        Ok(output.pos)
+    }
+
+    /// One frame through `ZSTD_decompressStream`, at most a chunk of output at a time.
+    fn decompress_streaming(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        let corrupt = || CodecError::corrupt("libzstd rejected the frame");
+        // SAFETY: the context is ours.
+        if self.failed(unsafe { (self.reset_dctx)(self.dctx, RESET_SESSION_ONLY) }) {
+            return Err(corrupt());
+        }
+        let mut input = ZstdBuffer { ptr: src.as_ptr().cast_mut().cast(), size: src.len(), pos: 0 };
+        let mut output = ZstdBuffer { ptr: dst.as_mut_ptr().cast(), size: 0, pos: 0 };
+        loop {
+            let before = (input.pos, output.pos);
+            output.size = (output.pos + CHUNK).min(dst.len());
+            // SAFETY: libzstd reads at most src.len() bytes and writes below output.size <=
+            // dst.len(); both slices outlive the call.
+            let left = unsafe { (self.decompress_stream)(self.dctx, &mut output, &mut input) };
+            if self.failed(left) {
+                return Err(corrupt());
+            }
+            if left == 0 {
+                break;
+            }
+            if (input.pos, output.pos) == before {
+                return Err(corrupt()); // no progress: the frame wants more input or room than there is
+            }
+            tick();
+        }
+        if output.pos != dst.len() || input.pos != input.size {
+            return Err(corrupt());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ServerZstd {
+    fn drop(&mut self) {
+        // SAFETY: the contexts were created by this library and are freed once.
+        unsafe {
+            (self.free_cctx)(self.cctx);
+            (self.free_dctx)(self.dctx);
+        }
+    }
+}
+
+impl Codec for ServerZstd {
+    fn spec(&self) -> MethodSpec {
+        self.spec
+    }
+    fn compress_bound(&self, len: usize) -> usize {
+        zstd_codec::compress_bound(len)
+    }
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        if src.len() > CHUNK {
+            return self.compress_streaming(src, dst, tick).map(Some);
+        }
+        // SAFETY: libzstd writes at most dst.len() bytes and reads src.len(); the context is ours.
+        let n = unsafe {
+            (self.compress)(self.cctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len(), self.level())
+        };
+        if self.failed(n) {
+            return Err(CodecError::invalid("libzstd's ZSTD_compressCCtx failed"));
+        }
+        Ok(Some(n))
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        if dst.len() > CHUNK {
+            return self.decompress_streaming(src, dst, tick);
+        }
+        // SAFETY: libzstd never writes past the capacity given; the context is ours.
+        let n =
+            unsafe { (self.decompress)(self.dctx, dst.as_mut_ptr().cast(), dst.len(), src.as_ptr().cast(), src.len()) };
+        if self.failed(n) || n != dst.len() {
+            return Err(CodecError::corrupt("libzstd rejected the frame"));
+        }
+        Ok(())
+    }
+}
