@@ -5,6 +5,7 @@
 use compresslab_core::lab::{self, payload, render, BenchRow, Codec, Hooks, Measurement, Payload};
 use compresslab_core::page::{sample_blocks, Hole};
 use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
+use compresslab_core::error::try_copy;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{composite_type, JsonB, PgRelation};
@@ -139,8 +140,8 @@ fn bench(
     iterations: default!(Option<i32>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
-    let data = required(data, "data");
-    bench_rows(run_payload(&opts, Payload::new("bytea", vec![data.to_vec()])))
+    let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
+    bench_rows(run_payload(&opts, Payload::new("bytea", vec![data])))
 }
 
 /// Benchmark a relation's pages as full-page writes see them: all pages (read a batch at a
@@ -227,11 +228,19 @@ fn bench_synthetic(
 }
 
 fn synthetic_payload(kind: payload::SyntheticKind, size: i64, seed: i32) -> Payload {
-    if !(0..=gucs::VARLENA_MAX as i64).contains(&size) {
-        raise(CodecError::invalid(format!("size must be between 0 and {} bytes, got {size}", gucs::VARLENA_MAX)));
+    if !(0..=gucs::MAX_RESULT as i64).contains(&size) {
+        raise(CodecError::invalid(format!("size must be between 0 and {} bytes, got {size}", gucs::MAX_RESULT)));
     }
     let data = payload::generate(kind, size as usize, seed as u64, &mut || PgHooks.tick()).or_raise();
     Payload::new(format!("synthetic {}", kind.name()), vec![data])
+}
+
+/// Seeded synthetic bytes, the payloads of `bench_synthetic`: `zeros`, `random`, `text`
+/// (English-like) or `pgbench` (pgbench_accounts rows); the same bytes for the same arguments.
+#[pg_extern(immutable, parallel_safe)]
+fn synthetic(kind: Option<&str>, size: default!(i64, 1048576), seed: default!(i32, 0)) -> Vec<u8> {
+    let kind = parse_named(required(kind, "kind")).or_raise();
+    synthetic_payload(kind, size, seed).pieces.remove(0)
 }
 
 /// Checksum throughput by slice size for every implementation: the crc32c crate, our
@@ -246,7 +255,7 @@ fn bench_crc(
     let slice_sizes = self::slice_sizes(slice_sizes, &[16, 64, 256, 1024, 8192]);
     let iterations = self::iterations(iterations);
     let payload = match data {
-        Some(d) => Payload::new("bytea", vec![d.to_vec()]),
+        Some(d) => Payload::new("bytea", vec![try_copy(d, "a copy of the value").or_raise()]),
         None => synthetic_payload(payload::SyntheticKind::Pgbench, 1 << 20, 0),
     };
     let mut checksums = lab::checksums::rust_checksums();
