@@ -27,14 +27,19 @@ run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
-# The end-to-end tests, then the server log: no backend may have crashed (a crash restarts
-# every session, which a test's own output might not show).
-e2e() {
-  install_extension && cluster_start e2e && pgrx-tests/run.sh || return 1
+# No backend may have crashed: a crash restarts every session, which a test's own output
+# might not show.
+no_crash_in_log() {
   if grep -E "terminated by signal|was terminated|PANIC" "$CLUSTER_DIR/server.log"; then
     echo "e2e: the server log shows a crashed backend"
     return 1
   fi
+}
+# The end-to-end tests, then memory_limited on a cluster limited to 1.5 GB per process.
+e2e() {
+  install_extension && cluster_start e2e && pgrx-tests/run.sh && no_crash_in_log || return 1
+  cluster_stop
+  CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/run.sh memory_limited && no_crash_in_log
 }
 run_layer "end-to-end (pgrx-tests)" e2e
 cluster_stop

@@ -295,7 +295,7 @@ mod tests {
         let mut linked = 0;
         for record in &records {
             let mut payload = Vec::new();
-            let block = encoder.encode(record, &mut payload);
+            let block = encoder.encode(record, &mut payload).unwrap();
             if block == StreamBlock::Linked {
                 linked += 1;
                 let dict = &history[history.len().saturating_sub(WINDOW)..];

@@ -79,6 +79,15 @@ pub fn try_copy(data: &[u8], what: &str) -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Resize `v` to `len` bytes (new ones zero), allocating fallibly (see [`try_zeroed`]).
+pub fn try_resize(v: &mut Vec<u8>, len: usize, what: &str) -> Result<()> {
+    if len > v.len() {
+        try_reserve(v, len - v.len(), what)?;
+    }
+    v.resize(len, 0);
+    Ok(())
+}
+
 /// Make room for `additional` more bytes in `v`, fallibly (see [`try_zeroed`]).
 pub fn try_reserve(v: &mut Vec<u8>, additional: usize, what: &str) -> Result<()> {
     v.try_reserve(additional).map_err(|_| {

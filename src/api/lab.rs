@@ -2,10 +2,10 @@
 //! same result type (`compresslab.bench_result`), plus checksum rows, a standard suite, jsonb,
 //! markdown and SVG output.
 
+use compresslab_core::error::try_copy;
 use compresslab_core::lab::{self, payload, render, BenchRow, Codec, Hooks, Measurement, Payload};
 use compresslab_core::page::{sample_blocks, Hole};
 use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
-use compresslab_core::error::try_copy;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{composite_type, JsonB, PgRelation};
@@ -13,9 +13,9 @@ use pgrx::{composite_type, JsonB, PgRelation};
 use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::rows::{set_of, Row};
-use crate::server::relations::RegClass;
 use crate::server::pages::{read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_server_file_read};
+use crate::server::relations::RegClass;
 use crate::server::{c_codecs, files, sampling, PgHooks};
 
 const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];

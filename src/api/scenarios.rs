@@ -14,9 +14,9 @@ use super::lab::build_codec;
 use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::rows::set_of;
-use crate::server::relations::RegClass;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_superuser};
+use crate::server::relations::RegClass;
 use crate::server::{sampling, PgHooks};
 
 /// Pages read and measured per batch.

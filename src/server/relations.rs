@@ -3,11 +3,11 @@
 //! fails as an internal error; this type keeps the OID, and [`RegClass::open`] reports a
 //! missing relation as `undefined_table` (42P01).
 
+use pgrx::callconv::{Arg, ArgAbi};
+use pgrx::nullable::Nullable;
 use pgrx::pgrx_sql_entity_graph::metadata::{
     ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable, TypeOrigin,
 };
-use pgrx::callconv::{Arg, ArgAbi};
-use pgrx::nullable::Nullable;
 use pgrx::prelude::*;
 use pgrx::{FromDatum, IntoDatum, PgRelation, PgSqlErrorCode};
 

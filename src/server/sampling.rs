@@ -5,11 +5,12 @@
 
 use std::ffi::{CStr, CString};
 
+use compresslab_core::error::try_copy;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
-use crate::errors::{raise, report};
+use crate::errors::{raise, report, OrRaise};
 
 /// Rows fetched from a cursor per batch; each batch's SPI tuple table is freed once copied.
 const FETCH_BATCH: i64 = 1000;
@@ -69,14 +70,14 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: i32, seed: i32) -> Vec<
     })
 }
 
-/// The bytes of a varlena datum after detoasting (decompressed, fetched out of line).
+/// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied
+/// into a buffer allocated fallibly: a huge value is an ERROR, never an abort.
 fn varlena_bytes(datum: pg_sys::Datum) -> Vec<u8> {
-    // SAFETY: the datum is a varlena of the column's type; pg_detoast_datum_packed returns a
-    // plain (possibly short-header) varlena whose payload we copy.
-    unsafe {
-        let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
-        pgrx::varlena::varlena_to_byte_slice(v).to_vec()
-    }
+    // SAFETY: the datum is a varlena (bytea, text or any other variable-length type);
+    // pg_detoast_datum_packed returns a plain (possibly short-header) varlena in palloc'd
+    // memory that lives to the end of the call, whose payload we copy.
+    let bytes = unsafe { pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr())) };
+    try_copy(bytes, "a value read").or_raise()
 }
 
 /// Every relation of this database that has storage and writes WAL.
@@ -140,20 +141,17 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
         let mut records = Vec::new();
         loop {
             check_for_interrupts!();
-            let batch = cursor.fetch(FETCH_BATCH).unwrap_or_else(|e| spi_failed(e));
+            let mut batch = cursor.fetch(FETCH_BATCH).unwrap_or_else(|e| spi_failed(e));
             if batch.is_empty() {
                 break;
             }
-            for row in batch {
-                let value = if single_bytea {
-                    row.get::<Vec<u8>>(1).unwrap_or_else(|e| spi_failed(e))
-                } else {
-                    row.get::<String>(1).unwrap_or_else(|e| spi_failed(e)).map(String::into_bytes)
-                };
-                if let Some(bytes) = value {
-                    records.push(bytes);
+            while batch.next().is_some() {
+                // A bytea's bytes, or the text's UTF-8 bytes: both are varlenas.
+                if let Some(datum) = batch.get_datum_by_ordinal(1).unwrap_or_else(|e| spi_failed(e)) {
+                    records.push(varlena_bytes(datum));
                 }
             }
+            drop(batch);
             // SAFETY: the batch was consumed and dropped above; SPI_tuptable still points at
             // its table, which nothing else references, so freeing it keeps memory to one batch.
             unsafe { pg_sys::SPI_freetuptable(pg_sys::SPI_tuptable) };

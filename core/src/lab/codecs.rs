@@ -151,7 +151,8 @@ impl Codec for Zstd {
         if src.len() > zstd_codec::CHUNK {
             // Long inputs go through the streaming encoder a chunk at a time, so that cancel
             // takes effect between chunks (one frame either way).
-            let frame = zstd_codec::compress_with_tick(src, self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None, tick)?;
+            let frame =
+                zstd_codec::compress_with_tick(src, self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None, tick)?;
             let room = dst.get_mut(..frame.len()).ok_or_else(|| {
                 CodecError::invalid(format!("zstd frame of {} bytes is larger than its bound", frame.len()))
             })?;
@@ -167,7 +168,11 @@ impl Codec for Zstd {
         if dst.len() > zstd_codec::CHUNK {
             let out = zstd_codec::decompress_with_tick(src, None, dst.len(), tick)?;
             if out.len() != dst.len() {
-                return Err(CodecError::corrupt(format!("zstd frame decoded to {} bytes, expected {}", out.len(), dst.len())));
+                return Err(CodecError::corrupt(format!(
+                    "zstd frame decoded to {} bytes, expected {}",
+                    out.len(),
+                    dst.len()
+                )));
             }
             dst.copy_from_slice(&out);
             return Ok(());

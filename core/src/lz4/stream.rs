@@ -40,7 +40,7 @@
 //! of bounds.
 
 use crate::bytes::{common_prefix, load_u32, load_u64};
-use crate::error::{CodecError, Result};
+use crate::error::{try_reserve, try_resize, CodecError, Result};
 use crate::lz4::block;
 
 /// The streaming window and ring-buffer size: history kept as dictionary, and the largest
@@ -222,39 +222,43 @@ impl Default for Lz4StreamEncoder {
 }
 
 impl Lz4StreamEncoder {
-    /// Append `record`'s stored form to `out` and say how it is stored.
-    pub fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> StreamBlock {
+    /// Append `record`'s stored form to `out` and say how it is stored. Buffers grow
+    /// fallibly: running out of memory is an error, not an abort.
+    pub fn encode(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<StreamBlock> {
         let dropped = self.history.make_room(record.len());
         if dropped > 0 {
             self.rebase(dropped);
         }
         let start = self.history.buf.len();
+        try_reserve(&mut self.history.buf, record.len(), "the stream's history")?;
+        try_reserve(out, record.len() + record.len() / 255 + 16, "the stream's output")?;
         self.history.buf.extend_from_slice(record);
         let end = self.history.buf.len();
         if record.len() > WINDOW {
             // Too large for the ring buffer: plain block mode, no context. Index the record's
             // last window so that later records can still refer to it.
-            let n = block::compress_into(record, &mut self.scratch);
+            try_resize(&mut self.scratch, block::compress_bound(record.len()), "a compressed record")?;
+            let n = block::compress_to(record, &mut self.scratch)?;
             let buf = &self.history.buf;
             for p in end - WINDOW..end - 7 {
                 self.table[lz4_hash(buf, p)] = p as u32;
             }
             if n < record.len() {
                 out.extend_from_slice(&self.scratch[..n]);
-                return StreamBlock::Independent;
+                return Ok(StreamBlock::Independent);
             }
             out.extend_from_slice(record);
-            return StreamBlock::Raw;
+            return Ok(StreamBlock::Raw);
         }
         let at = out.len();
         self.compress_continue(start, end, out);
-        if out.len() - at < record.len() {
+        Ok(if out.len() - at < record.len() {
             StreamBlock::Linked
         } else {
             out.truncate(at);
             out.extend_from_slice(record);
             StreamBlock::Raw
-        }
+        })
     }
 }
 
@@ -294,6 +298,7 @@ impl Lz4StreamDecoder {
             }
         }
         self.history.make_room(dst.len());
+        try_reserve(&mut self.history.buf, dst.len(), "the stream's history")?;
         self.history.buf.extend_from_slice(dst);
         Ok(())
     }
@@ -310,7 +315,7 @@ mod tests {
             .iter()
             .map(|r| {
                 let mut out = Vec::new();
-                let block = enc.encode(r, &mut out);
+                let block = enc.encode(r, &mut out).unwrap();
                 (block, out)
             })
             .collect()

@@ -177,8 +177,8 @@ mod decompress;
 mod strategy;
 
 pub use compress::{
-    compress, compress_fast, compress_fast_into, compress_fast_to, compress_into, compress_to, compress_to_ticking, max_output,
-    TICK_BYTES,
+    compress, compress_fast, compress_fast_into, compress_fast_to, compress_into, compress_to, compress_to_ticking,
+    max_output, TICK_BYTES,
 };
 pub use decompress::{decompress, decompress_into, maximum_compressed_size, MAX_RAW_SIZE};
 pub use strategy::Strategy;

@@ -218,6 +218,15 @@ pub fn measure_codecs(
     Ok(measurements)
 }
 
+/// `n` zeros, allocated fallibly (the slice index of a huge payload in tiny slices).
+fn try_u32s(n: usize) -> Result<Vec<u32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| CodecError::out_of_memory(format!("out of memory: could not allocate the index of {n} slices")))?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
 /// In [`Arenas::ends`]: the slice is stored raw (refused, or not smaller compressed).
 const RAW: u32 = 1 << 31;
 
@@ -257,7 +266,7 @@ impl Arenas {
             .unwrap_or(0);
         Ok(Arenas {
             packed: try_zeroed(input + growth + 64, "the lab's compressed slices")?,
-            ends: vec![0; payload.slice_count(slice_size)],
+            ends: try_u32s(payload.slice_count(slice_size))?,
             unpacked: try_zeroed(input, "the lab's decompressed slices")?,
         })
     }

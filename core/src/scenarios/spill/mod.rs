@@ -83,7 +83,7 @@
 use serde::Serialize;
 
 use crate::clock::Timer;
-use crate::error::{CodecError, Result};
+use crate::error::{try_reserve, try_resize, CodecError, Result};
 use crate::registry::Named;
 use crate::zstd_codec;
 
@@ -222,6 +222,9 @@ fn write_spill(
         if i % TICK_EVERY == 0 {
             tick();
         }
+        // Room for the header and the record stored raw or a little larger (a zstd flush),
+        // allocated fallibly so that a huge spill is an ERROR, not an abort.
+        try_reserve(&mut file, RECORD_HEADER_BYTES + record.len() + record.len() / 128 + 64, "the spill file")?;
         if !headers {
             let flag = enc.encode(record, &mut file, tick)?;
             debug_assert_eq!(flag, Flag::Raw);
@@ -274,7 +277,7 @@ fn read_spill(
         let payload = file.get(pos..pos.saturating_add(len)).ok_or_else(truncated)?;
         pos += len;
         out.clear();
-        out.resize(record.len(), 0);
+        try_resize(&mut out, record.len(), "a record read back")?;
         dec.decode(flag, payload, &mut out)
             .map_err(|e| CodecError::corrupt(format!("{strategy} spill file: record {i}: {}", e.message())))?;
         if out != *record {

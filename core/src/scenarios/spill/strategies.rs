@@ -5,7 +5,7 @@
 use zstd::stream::raw::{Decoder as ZstdDecoder, Encoder as ZstdEncoder, InBuffer, Operation, OutBuffer};
 
 use super::{Flag, SpillDecoder, SpillEncoder, SpillStrategy};
-use crate::error::{try_reserve, CodecError, Result};
+use crate::error::{try_reserve, try_resize, CodecError, Result};
 use crate::lz4::stream::{Lz4StreamDecoder, Lz4StreamEncoder, StreamBlock};
 use crate::{lz4, pglz, zstd_codec};
 
@@ -72,7 +72,8 @@ struct PglzEncoder {
 
 impl SpillEncoder for PglzEncoder {
     fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
-        match pglz::compress_into(record, &mut self.scratch, &pglz::Strategy::DEFAULT) {
+        try_resize(&mut self.scratch, pglz::max_output(record.len()), "a compressed record")?;
+        match pglz::compress_to(record, &mut self.scratch, &pglz::Strategy::DEFAULT) {
             Some(n) => {
                 out.extend_from_slice(&self.scratch[..n]);
                 Ok(Flag::Pglz)
@@ -112,7 +113,8 @@ struct Lz4Encoder {
 
 impl SpillEncoder for Lz4Encoder {
     fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
-        let n = lz4::block::compress_into(record, &mut self.scratch);
+        try_resize(&mut self.scratch, lz4::block::compress_bound(record.len()), "a compressed record")?;
+        let n = lz4::block::compress_to(record, &mut self.scratch)?;
         if n < record.len() {
             out.extend_from_slice(&self.scratch[..n]);
             Ok(Flag::Lz4Block)
@@ -140,7 +142,7 @@ impl SpillDecoder for Lz4Decoder {
 
 impl SpillEncoder for Lz4StreamEncoder {
     fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, _tick: &mut dyn FnMut()) -> Result<Flag> {
-        Ok(match Lz4StreamEncoder::encode(self, record, out) {
+        Ok(match Lz4StreamEncoder::encode(self, record, out)? {
             StreamBlock::Raw => Flag::Raw,
             StreamBlock::Independent => Flag::Lz4Block,
             StreamBlock::Linked => Flag::Lz4Stream,
@@ -239,7 +241,7 @@ impl SpillDecoder for ZstdStreamDecoder {
             return Ok(());
         }
         self.buf.clear();
-        self.buf.resize(want + 1, 0);
+        try_resize(&mut self.buf, want + 1, "a record read back")?;
         let mut input = InBuffer::around(payload);
         let mut output = OutBuffer::around(&mut self.buf[..]);
         loop {

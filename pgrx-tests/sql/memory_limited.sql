@@ -1,0 +1,24 @@
+-- Run by scripts/test.sh on a cluster whose processes are limited to 1.5 GB of address space
+-- (ulimit -v), as on a host with vm.overcommit_memory = 2: every allocation that does not fit
+-- must be an ERROR (53200 out_of_memory), never an abort that restarts every session.
+CREATE EXTENSION compresslab;
+CREATE FUNCTION pg_temp.survives(q text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN true;
+EXCEPTION WHEN out_of_memory THEN
+  RETURN true;
+END $$;
+SELECT name, pg_temp.survives(q) AS error_or_result FROM (VALUES
+  ('the review''s reproducer: 3 MB in 1-byte slices', $q$SELECT count(*) FROM compresslab.bench_synthetic('zeros', 3000000, 0, '{memcpy}', '{1}', 1)$q$),
+  ('bench of a 600 MB value',                         $q$SELECT count(*) FROM compresslab.bench(compresslab.synthetic('random', 600000000), '{lz4}', '{0}', 1)$q$),
+  ('a 1 GB synthetic value',                          $q$SELECT length(compresslab.synthetic('zeros', 1000000000))$q$),
+  ('compress() of 700 MB',                            $q$SELECT length(compresslab.compress(compresslab.synthetic('random', 700000000), 'lz4'))$q$),
+  ('zstd_compress of 700 MB',                         $q$SELECT length(compresslab.zstd_compress(compresslab.synthetic('random', 700000000), 1))$q$),
+  ('lz4_frame_compress of 700 MB',                    $q$SELECT length(compresslab.lz4_frame_compress(compresslab.synthetic('random', 700000000)))$q$),
+  ('spill of three 400 MB records',                   $q$SELECT count(*) FROM compresslab.simulate_spill($s$SELECT compresslab.synthetic('random', 400000000) FROM generate_series(1, 3)$s$, '{lz4,lz4_stream,zstd_stream}')$q$),
+  ('bench_synthetic of 1 GB',                         $q$SELECT count(*) FROM compresslab.bench_synthetic('text', 1000000000, 1, '{lz4}', '{0}', 1)$q$),
+  ('300 MB in 1-byte slices (1.2 GB of index)',                  $q$SELECT count(*) FROM compresslab.bench_synthetic('zeros', 300000000, 0, '{memcpy}', '{1}', 1)$q$)
+) AS cases(name, q);
+-- after all that the backend is still here (and scripts/test.sh checks the log for crashes)
+SELECT 'still alive' AS status;
