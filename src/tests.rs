@@ -340,7 +340,7 @@ mod tests {
     /// Every result type in sql/result_types.sql has the columns of its core struct, in order.
     #[pg_test]
     fn result_types_match_their_rows() {
-        use compresslab_core::lab::{BenchRow, ChecksumRow};
+        use compresslab_core::lab::BenchRow;
         use compresslab_core::scenarios::{fpi::FpiRow, spill::SpillRow, toast::ToastRow};
         fn columns(type_name: &str) -> Vec<String> {
             Spi::get_one_with_args::<Vec<String>>(

@@ -151,7 +151,6 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
                     records.push(varlena_bytes(datum));
                 }
             }
-            drop(batch);
             // SAFETY: the batch was consumed and dropped above; SPI_tuptable still points at
             // its table, which nothing else references, so freeing it keeps memory to one batch.
             unsafe { pg_sys::SPI_freetuptable(pg_sys::SPI_tuptable) };
