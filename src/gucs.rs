@@ -32,6 +32,9 @@ static BENCH_ITERATIONS: GucSetting<i32> = GucSetting::<i32>::new(5);
 static MAX_DECOMPRESSED_SIZE: GucSetting<i32> = GucSetting::<i32>::new(MAX_RESULT);
 static MAX_DECOMPRESSED_SIZE_CEILING: GucSetting<i32> = GucSetting::<i32>::new(MAX_RESULT);
 
+/// Define every setting, then reserve the `compresslab.` prefix: from then on a misspelt
+/// `compresslab.*` setting is an error (and placeholders set before the library loaded are
+/// warned about and removed), as for any extension that reserves its prefix.
 pub fn register() {
     GucRegistry::define_enum_guc(
         c"compresslab.method",
@@ -81,6 +84,8 @@ pub fn register() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    // SAFETY: called once from _PG_init with a static NUL-terminated name.
+    unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"compresslab".as_ptr()) };
 }
 
 pub fn bench_iterations() -> i32 {

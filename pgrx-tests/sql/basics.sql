@@ -6,8 +6,33 @@ SELECT n.nspname AS schema, e.extrelocatable AS relocatable
 SELECT compresslab.version() = extversion AS version_matches_catalog
   FROM pg_extension WHERE extname = 'compresslab';
 SELECT kind, name, ok FROM compresslab.capabilities() ORDER BY kind, name;
--- Volatility and strictness are declared where true.
-SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel
+-- Volatility, strictness and parallel safety are declared like core's: i/s/v, strict,
+-- s(afe)/r(estricted)/u(nsafe), per overload.
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments, p.provolatile, p.proisstrict, p.proparallel
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'compresslab'
- ORDER BY 1, 2, 3;
+ ORDER BY 1, 2;
+-- The rules, checked: codecs and checksums with explicit arguments are IMMUTABLE STRICT
+-- PARALLEL SAFE; decompression is STABLE (it reads the size limit); benchmarks and estimates
+-- are VOLATILE. This query must return no rows.
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments, p.provolatile, p.proisstrict, p.proparallel
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'compresslab' AND NOT CASE
+   WHEN p.proname ~ '^(crc32|crc32c|crc32_legacy|server_crc32c|pglz_compress|lz4_compress|lz4_frame_compress|server_pglz_compress)$'
+     THEN p.provolatile = 'i' AND p.proisstrict AND p.proparallel = 's'
+   WHEN p.proname IN ('compress', 'zstd_compress')
+     THEN p.proisstrict AND p.proparallel = 's'
+          AND p.provolatile = CASE WHEN p.pronargs = 1 THEN 's' ELSE 'i' END
+   WHEN p.proname ~ 'decompress$' THEN p.provolatile = 's' AND p.proisstrict AND p.proparallel = 's'
+   WHEN p.proname ~ '^(bench|estimate_|simulate_)' THEN p.provolatile = 'v'
+   ELSE true END;
+-- so they serve in an expression index and a generated column
+CREATE TABLE docs (body bytea, packed bytea GENERATED ALWAYS AS (compresslab.compress(body, 'lz4')) STORED);
+CREATE INDEX docs_crc ON docs (compresslab.crc32c(body));
+CREATE INDEX docs_zstd ON docs (compresslab.zstd_compress(body, 1));
+INSERT INTO docs (body) SELECT convert_to(repeat('row ' || i, 50), 'UTF8') FROM generate_series(1, 100) i;
+SET enable_seqscan = off;
+SELECT count(*) FROM docs WHERE compresslab.crc32c(body) = compresslab.crc32c(convert_to(repeat('row 7', 50), 'UTF8'));
+EXPLAIN (COSTS OFF) SELECT * FROM docs WHERE compresslab.crc32c(body) = 1;
+RESET enable_seqscan;
+SELECT count(*) FILTER (WHERE compresslab.decompress(packed) = body) AS round_trips FROM docs;

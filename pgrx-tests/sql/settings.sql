@@ -35,3 +35,22 @@ SET LOCAL compresslab.method = 'pglz';
 SELECT method FROM compresslab.compression_info(compresslab.compress(convert_to(repeat('local ', 100), 'UTF8')));
 COMMIT;
 SHOW compresslab.method;
+-- the prefix is reserved once the library is loaded: a misspelt setting is an error, not a
+-- silent placeholder
+SET compresslab.zstd_levle = 5;
+-- before the library loads, a SET is only a placeholder (as for every extension that is not
+-- preloaded); loading the library warns about it and removes it. session_preload_libraries =
+-- 'compresslab' loads it at connection time, so that SHOW and SET are checked from the start.
+\connect
+SET compresslab.zstd_levle = 5;
+SELECT compresslab.version() IS NOT NULL AS loaded;
+SHOW compresslab.zstd_levle;
+-- and every setting is documented: its description is not empty
+SELECT name, context, short_desc <> '' AS described FROM pg_settings WHERE name LIKE 'compresslab.%' ORDER BY name;
+-- the one-argument forms read the settings (STABLE); the forms with explicit arguments do not
+-- (IMMUTABLE), so they can serve in indexes and generated columns
+SET compresslab.zstd_level = 19;
+SELECT compresslab.compress(data, 'zstd') = compresslab.compress(data, 'zstd', 3) AS explicit_method_uses_level_3,
+       compresslab.compress(data) = compresslab.compress(data, 'lz4') AS one_argument_uses_settings
+FROM (SELECT convert_to(repeat('settings ', 1000), 'UTF8') AS data) v;
+RESET compresslab.zstd_level;

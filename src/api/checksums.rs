@@ -1,5 +1,6 @@
-//! SQL functions for the checksums. Each continues over pieces: pass the previous piece's
-//! result as `previous`.
+//! SQL functions for the checksums, IMMUTABLE STRICT PARALLEL SAFE (usable in indexes and
+//! generated columns). Each continues over pieces: pass the previous piece's result as
+//! `previous`.
 
 use compresslab_core::{checksum, CodecError};
 use pgrx::prelude::*;
@@ -7,31 +8,46 @@ use pgrx::prelude::*;
 use crate::errors::raise;
 use crate::server::c_codecs::c_crc32c;
 
-fn continue_from(previous: Option<i64>) -> u32 {
-    match previous {
-        None => 0,
-        Some(p) => u32::try_from(p).unwrap_or_else(|_| {
-            raise(CodecError::invalid(format!("previous must be a CRC between 0 and 4294967295, got {p}")))
-        }),
-    }
+fn continue_from(previous: i64) -> u32 {
+    u32::try_from(previous).unwrap_or_else(|_| {
+        raise(CodecError::invalid(format!("previous must be a CRC between 0 and 4294967295, got {previous}")))
+    })
 }
 
 /// CRC-32C (Castagnoli), as PostgreSQL's WAL and PostgreSQL 18's `crc32c()` compute it.
-#[pg_extern(immutable, parallel_safe)]
-fn crc32c(data: Option<&[u8]>, previous: default!(Option<i64>, "NULL")) -> Option<i64> {
-    Some(checksum::crc32c(continue_from(previous), data?) as i64)
+#[pg_extern(immutable, strict, parallel_safe)]
+fn crc32c(data: &[u8]) -> i64 {
+    checksum::crc32c(0, data) as i64
+}
+
+/// CRC-32C of `data` continuing from `previous`, the CRC of the bytes before it.
+#[pg_extern(immutable, strict, parallel_safe, name = "crc32c")]
+fn crc32c_continued(data: &[u8], previous: i64) -> i64 {
+    checksum::crc32c(continue_from(previous), data) as i64
 }
 
 /// The standard (zlib) CRC-32, PostgreSQL's "traditional" CRC-32 and PostgreSQL 18's `crc32()`.
-#[pg_extern(immutable, parallel_safe)]
-fn crc32(data: Option<&[u8]>, previous: default!(Option<i64>, "NULL")) -> Option<i64> {
-    Some(checksum::crc32(continue_from(previous), data?) as i64)
+#[pg_extern(immutable, strict, parallel_safe)]
+fn crc32(data: &[u8]) -> i64 {
+    checksum::crc32(0, data) as i64
+}
+
+/// CRC-32 of `data` continuing from `previous`.
+#[pg_extern(immutable, strict, parallel_safe, name = "crc32")]
+fn crc32_continued(data: &[u8], previous: i64) -> i64 {
+    checksum::crc32(continue_from(previous), data) as i64
 }
 
 /// PostgreSQL's legacy CRC-32 (pre-9.5 WAL, tsquery operands): not the standard CRC-32.
-#[pg_extern(immutable, parallel_safe)]
-fn crc32_legacy(data: Option<&[u8]>, previous: default!(Option<i64>, "NULL")) -> Option<i64> {
-    Some(checksum::crc32_legacy(continue_from(previous), data?) as i64)
+#[pg_extern(immutable, strict, parallel_safe)]
+fn crc32_legacy(data: &[u8]) -> i64 {
+    checksum::crc32_legacy(0, data) as i64
+}
+
+/// The legacy CRC-32 of `data` continuing from `previous`.
+#[pg_extern(immutable, strict, parallel_safe, name = "crc32_legacy")]
+fn crc32_legacy_continued(data: &[u8], previous: i64) -> i64 {
+    checksum::crc32_legacy(continue_from(previous), data) as i64
 }
 
 /// PostgreSQL's own CRC-32C (`pg_comp_crc32c`), for comparison.

@@ -12,21 +12,31 @@ use crate::gucs;
 use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress_padded};
 use crate::server::check_interrupts;
 
-/// Compress `data` into compresslab's self-describing format. `method` defaults to the
-/// `compresslab.method` setting, `level` (zstd only) to `compresslab.zstd_level`.
-#[pg_extern(stable, parallel_safe)]
-fn compress(
-    data: Option<&[u8]>,
-    method: default!(Option<&str>, "NULL"),
-    level: default!(Option<i32>, "NULL"),
-) -> Option<Vec<u8>> {
-    let data = data?;
-    let method = method.map(|m| Method::parse(m).or_raise()).unwrap_or_else(gucs::method);
-    let level = match (method, level) {
-        (Method::Zstd, None) => Some(gucs::zstd_level()),
-        (_, level) => level,
-    };
-    Some(fits(envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise()))
+/// Compress `data` into compresslab's self-describing format with the method of the
+/// `compresslab.method` setting (and `compresslab.zstd_level` for zstd): STABLE, since it
+/// reads settings.
+#[pg_extern(stable, strict, parallel_safe, name = "compress")]
+fn compress_with_settings(data: &[u8]) -> Vec<u8> {
+    let method = gucs::method();
+    let level = (method == Method::Zstd).then(gucs::zstd_level);
+    envelope_compress(data, method, level)
+}
+
+/// Compress `data` with `method` (`none`, `pglz`, `lz4`, `zstd`; zstd at its default level 3):
+/// IMMUTABLE, it reads no setting.
+#[pg_extern(immutable, strict, parallel_safe, name = "compress")]
+fn compress_with_method(data: &[u8], method: &str) -> Vec<u8> {
+    envelope_compress(data, Method::parse(method).or_raise(), None)
+}
+
+/// Compress `data` with `method` at `level` (zstd only).
+#[pg_extern(immutable, strict, parallel_safe, name = "compress")]
+fn compress_with_level(data: &[u8], method: &str, level: i32) -> Vec<u8> {
+    envelope_compress(data, Method::parse(method).or_raise(), Some(level))
+}
+
+fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> Vec<u8> {
+    fits(envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise())
 }
 
 /// A result a bytea can hold: longer is `program_limit_exceeded`, never a failed conversion.
@@ -99,15 +109,16 @@ fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> Vec<u8> {
     fits(out)
 }
 
-/// Decompress one LZ4 block into exactly `raw_size` bytes; with `raw_size` NULL the block must
-/// start with a 4-byte size prefix.
-#[pg_extern(stable, parallel_safe)]
-fn lz4_decompress(data: Option<&[u8]>, raw_size: default!(Option<i32>, "NULL")) -> Option<Vec<u8>> {
-    let data = data?;
-    Some(match raw_size {
-        Some(size) => lz4::block::decompress(data, checked_raw_size(size)).or_raise(),
-        None => lz4::block::decompress_size_prepended(data, gucs::max_decompressed_size()).or_raise(),
-    })
+/// Decompress one LZ4 block that starts with its raw size (4 bytes, little-endian).
+#[pg_extern(stable, strict, parallel_safe)]
+fn lz4_decompress(data: &[u8]) -> Vec<u8> {
+    lz4::block::decompress_size_prepended(data, gucs::max_decompressed_size()).or_raise()
+}
+
+/// Decompress one LZ4 block into exactly `raw_size` bytes.
+#[pg_extern(stable, strict, parallel_safe, name = "lz4_decompress")]
+fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> Vec<u8> {
+    lz4::block::decompress(data, checked_raw_size(raw_size)).or_raise()
 }
 
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
@@ -124,25 +135,42 @@ fn lz4_frame_decompress(data: &[u8]) -> Vec<u8> {
     lz4::frame::decompress(data, gucs::max_decompressed_size()).or_raise()
 }
 
-/// One zstd frame at `level` (default `compresslab.zstd_level`), optionally with a dictionary.
-#[pg_extern(stable, parallel_safe)]
-fn zstd_compress(
-    data: Option<&[u8]>,
-    level: default!(Option<i32>, "NULL"),
-    dictionary: default!(Option<&[u8]>, "NULL"),
-) -> Option<Vec<u8>> {
-    let level = level.unwrap_or_else(gucs::zstd_level);
-    Some(fits(zstd_codec::compress_with_tick(data?, level, dictionary, &mut check_interrupts).or_raise()))
+/// One zstd frame at the `compresslab.zstd_level` setting: STABLE, since it reads it.
+#[pg_extern(stable, strict, parallel_safe)]
+fn zstd_compress(data: &[u8]) -> Vec<u8> {
+    zstd_frame(data, gucs::zstd_level(), None)
 }
 
-/// Decompress zstd frames (from `zstd_compress` or the `zstd` tool), with the dictionary they
-/// were made with, if any.
-#[pg_extern(stable, parallel_safe)]
-fn zstd_decompress(data: Option<&[u8]>, dictionary: default!(Option<&[u8]>, "NULL")) -> Option<Vec<u8>> {
-    Some(
-        zstd_codec::decompress_with_tick(data?, dictionary, gucs::max_decompressed_size(), &mut check_interrupts)
-            .or_raise(),
-    )
+/// One zstd frame at `level`.
+#[pg_extern(immutable, strict, parallel_safe, name = "zstd_compress")]
+fn zstd_compress_level(data: &[u8], level: i32) -> Vec<u8> {
+    zstd_frame(data, level, None)
+}
+
+/// One zstd frame at `level` with a dictionary (raw content or one trained by `zstd --train`).
+#[pg_extern(immutable, strict, parallel_safe, name = "zstd_compress")]
+fn zstd_compress_dictionary(data: &[u8], level: i32, dictionary: &[u8]) -> Vec<u8> {
+    zstd_frame(data, level, Some(dictionary))
+}
+
+fn zstd_frame(data: &[u8], level: i32, dictionary: Option<&[u8]>) -> Vec<u8> {
+    fits(zstd_codec::compress_with_tick(data, level, dictionary, &mut check_interrupts).or_raise())
+}
+
+/// Decompress zstd frames (from `zstd_compress` or the `zstd` tool).
+#[pg_extern(stable, strict, parallel_safe)]
+fn zstd_decompress(data: &[u8]) -> Vec<u8> {
+    zstd_unframe(data, None)
+}
+
+/// Decompress zstd frames made with `dictionary`.
+#[pg_extern(stable, strict, parallel_safe, name = "zstd_decompress")]
+fn zstd_decompress_dictionary(data: &[u8], dictionary: &[u8]) -> Vec<u8> {
+    zstd_unframe(data, Some(dictionary))
+}
+
+fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
+    zstd_codec::decompress_with_tick(data, dictionary, gucs::max_decompressed_size(), &mut check_interrupts).or_raise()
 }
 
 /// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).

@@ -132,7 +132,7 @@ fn bench_rows(rows: Vec<BenchRow>) -> SetOfIterator<'static, Row> {
 }
 
 /// Benchmark a bytea.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_safe)]
 fn bench(
     data: Option<&[u8]>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
@@ -146,7 +146,7 @@ fn bench(
 
 /// Benchmark a relation's pages as full-page writes see them: all pages (read a batch at a
 /// time) or a seeded uniform sample of `sample_pages`, hole removed or zero-filled.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_restricted)]
 fn bench_pages(
     rel: Option<RegClass>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
@@ -175,7 +175,7 @@ fn bench_pages(
 
 /// Benchmark a column's values (detoasted), a seeded sample of `sample_values` rows read with
 /// the caller's privileges (column privileges and row-level security apply).
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_restricted)]
 fn bench_column(
     rel: Option<RegClass>,
     col: Option<&str>,
@@ -196,7 +196,7 @@ fn bench_column(
 
 /// Benchmark a server file or WAL segment (path relative to the data directory, or absolute),
 /// from `offset` for `length` bytes (NULL: to the end). Superuser or pg_read_server_files.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_safe)]
 fn bench_file(
     path: Option<&str>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
@@ -213,7 +213,7 @@ fn bench_file(
 }
 
 /// Benchmark seeded synthetic data: zeros, random, text (English-like), pgbench (rows).
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_safe)]
 fn bench_synthetic(
     kind: Option<&str>,
     size: default!(i64, 1048576),
@@ -246,7 +246,7 @@ fn synthetic(kind: Option<&str>, size: default!(i64, 1048576), seed: default!(i3
 /// Checksum throughput by slice size for every implementation: the crc32c crate, our
 /// slicing-by-8, the server's pg_comp_crc32c (hardware) and its slicing-by-8, standard and
 /// legacy CRC-32. Implementations of one family are checked to agree on every slice.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_safe)]
 fn bench_crc(
     data: default!(Option<&[u8]>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "ARRAY[16,64,256,1024,8192]"),
@@ -297,7 +297,7 @@ fn suite_rows(iterations: Option<i32>) -> Vec<BenchRow> {
     rows
 }
 
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_restricted)]
 fn bench_suite(
     iterations: default!(Option<i32>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
@@ -305,7 +305,7 @@ fn bench_suite(
 }
 
 /// The standard suite as jsonb (an array of bench_result objects), for machines.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_restricted)]
 fn bench_suite_json(iterations: default!(Option<i32>, "NULL")) -> JsonB {
     JsonB(serde_json::to_value(suite_rows(iterations)).expect("rows serialize"))
 }

@@ -52,7 +52,7 @@ fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: 
 /// relation of this database; superuser only) under each wal_compression setting: hole
 /// removed, compressed image kept only if it beats its extra header, CPU time per image.
 /// With `sample_pages`, a seeded sample of each relation is measured and scaled up.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_restricted)]
 fn estimate_wal_compression(
     rel: default!(Option<RegClass>, "NULL"),
     sample_pages: default!(Option<i32>, "NULL"),
@@ -86,7 +86,7 @@ fn estimate_wal_compression(
 /// Estimate what TOAST would store for a column under each compression method (pglz, lz4),
 /// following PostgreSQL 15's rules for which values it tries to compress and keeps compressed,
 /// with compression and decompression speed on the same values.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, parallel_restricted)]
 fn estimate_toast_compression(
     rel: Option<RegClass>,
     col: Option<&str>,

@@ -37,12 +37,32 @@ pub fn decompress(src: &[u8], raw_size: usize) -> Result<Vec<u8>> {
 
 /// Decompress one LZ4 block into `dst`, which must be filled exactly.
 pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
-    let produced = lz4_flex::block::decompress_into(src, dst)
-        .map_err(|e| CodecError::corrupt(format!("lz4 block is corrupt: {e}")))?;
+    let produced = lz4_flex::block::decompress_into(src, dst).map_err(|e| block_error(e, dst.len()))?;
     if produced != dst.len() {
-        return Err(CodecError::corrupt(format!("lz4 block decoded to {produced} bytes, expected {}", dst.len())));
+        return Err(CodecError::corrupt(format!(
+            "lz4 block decodes to {produced} bytes, but the raw size given is {}: the size given does not match the data",
+            dst.len()
+        )));
     }
     Ok(())
+}
+
+/// lz4_flex's decoding errors in our words, for a block decoded into `raw_size` bytes.
+pub(crate) fn block_error(e: lz4_flex::block::DecompressError, raw_size: usize) -> CodecError {
+    use lz4_flex::block::DecompressError as E;
+    CodecError::corrupt(match e {
+        E::OutputTooSmall { .. } => format!(
+            "lz4 block decodes to more than the raw size given ({raw_size} bytes): the size given does not match the data"
+        ),
+        E::LiteralOutOfBounds | E::ExpectedAnotherByte => {
+            "lz4 block is truncated or corrupt: it ends in the middle of a sequence".to_string()
+        }
+        E::OffsetZero => "lz4 block is corrupt: a match has offset 0".to_string(),
+        E::OffsetOutOfBounds => {
+            "lz4 block is corrupt: a match refers to bytes before the start of the output".to_string()
+        }
+        _ => "lz4 block is corrupt".to_string(),
+    })
 }
 
 /// Compress `src` into a block preceded by its raw size (4 bytes, little-endian), the layout of

@@ -288,7 +288,7 @@ impl Lz4StreamDecoder {
             StreamBlock::Independent => block::decompress_into(payload, dst)?,
             StreamBlock::Linked => {
                 let n = lz4_flex::block::decompress_into_with_dict(payload, dst, self.history.dict())
-                    .map_err(|e| CodecError::corrupt(format!("lz4 stream block is corrupt: {e}")))?;
+                    .map_err(|e| block::block_error(e, dst.len()))?;
                 if n != dst.len() {
                     return Err(CodecError::corrupt(format!(
                         "lz4 stream block decoded to {n} bytes, expected {}",
