@@ -50,9 +50,9 @@ SELECT compresslab.markdown(jsonb_agg(r ORDER BY source, compress_mbps DESC))
 \qecho 'Estimated full-page-image bytes if every page of pgbench_accounts were written once after a checkpoint:'
 \qecho
 \qecho '```'
-SELECT wal_compression, images, compressed_images, pg_size_pretty(fpi_bytes) AS fpi_bytes, round(ratio::numeric, 3) AS ratio,
-       round(cpu_ns_per_image::numeric) AS cpu_ns_per_image
-  FROM compresslab.estimate_wal_compression('pgbench_accounts');
+SELECT wal_compression, images, compressed_images, pg_size_pretty(stored_bytes) AS stored_bytes, round(ratio::numeric, 3) AS ratio,
+       round((1e9 * compress_cpu_seconds / greatest(images, 1))::numeric) AS cpu_ns_per_image
+  FROM compresslab.estimate_wal_compression('pgbench_accounts', sample_pages => NULL);
 \qecho '```'
 \qecho
 \qecho 'Validation: a copy of 100,000 accounts rows is rebuilt under each setting, a checkpoint taken, and one row per page updated (each page modified once). Measured = sum of pg_walinspect fpi_length for the table; predicted = estimate_wal_compression on the same pages.'
@@ -100,22 +100,22 @@ SELECT e.method, e.values, e.compressed_values, e.raw_bytes, e.stored_bytes AS p
 \qecho
 \qecho '```'
 SELECT 'hello (change-like rows)' AS data, strategy, records, raw_bytes, stored_bytes, round(ratio::numeric, 3) AS ratio,
-       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1) AS saved_percent, round(seconds::numeric, 3) AS seconds
+       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1) AS saved_percent, round(wall_seconds::numeric, 3) AS wall_seconds
   FROM compresslab.simulate_spill($$SELECT 'INSERT' AS action, 1663 AS spcnode, 5 AS dbnode, 16384 AS relnode, 731 AS xid, i,
                                         'Hello number n°' || i AS t FROM generate_series(1, 200000) i$$)
 UNION ALL
 SELECT 'pgbench_accounts rows', strategy, records, raw_bytes, stored_bytes, round(ratio::numeric, 3),
-       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1), round(seconds::numeric, 3)
+       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1), round(wall_seconds::numeric, 3)
   FROM compresslab.simulate_spill('SELECT * FROM pgbench_accounts WHERE aid <= 100000')
 UNION ALL
 SELECT 'random values, repeated rows', strategy, records, raw_bytes, stored_bytes, round(ratio::numeric, 3),
-       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1), round(seconds::numeric, 3)
+       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1), round(wall_seconds::numeric, 3)
   FROM compresslab.simulate_spill($$SELECT r.v FROM generate_series(1, 200) rep,
          (SELECT g, string_agg(md5(g::text || ':' || k), '') AS v FROM generate_series(1, 40) g, generate_series(1, 20) k GROUP BY g) r
        ORDER BY rep, r.g$$)
 UNION ALL
 SELECT 'all random', strategy, records, raw_bytes, stored_bytes, round(ratio::numeric, 3),
-       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1), round(seconds::numeric, 3)
+       round((100 * (1 - stored_bytes::numeric / raw_bytes)), 1), round(wall_seconds::numeric, 3)
   FROM compresslab.simulate_spill($$SELECT decode(string_agg(lpad(to_hex((random() * 2147483647)::int), 8, '0'), ''), 'hex')
        FROM generate_series(1, 8000) i, generate_series(1, 100) k GROUP BY i$$);
 \qecho '```'
@@ -140,7 +140,7 @@ SELECT o.payload, o.method AS ours,
        round((o.compress_mbps_best / c.compress_mbps_best)::numeric, 2) AS compress_x_best,
        round((o.decompress_mbps / c.decompress_mbps)::numeric, 2) AS decompress_x,
        round((o.decompress_mbps_best / c.decompress_mbps_best)::numeric, 2) AS decompress_x_best,
-       round(100.0 * (o.output_bytes - c.output_bytes) / c.output_bytes, 3) AS size_diff_percent,
+       round(100.0 * (o.stored_bytes - c.stored_bytes) / c.stored_bytes, 3) AS size_diff_percent,
        round(c.compress_mbps::numeric, 1) AS c_compress_mbps, round(o.compress_mbps::numeric, 1) AS compress_mbps,
        round(c.decompress_mbps::numeric, 1) AS c_decompress_mbps, round(o.decompress_mbps::numeric, 1) AS decompress_mbps
   FROM vs_c o JOIN vs_c c ON c.payload = o.payload AND c.method = 'server_pglz'

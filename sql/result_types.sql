@@ -6,34 +6,34 @@
 -- bench_synthetic, bench_suite.
 CREATE TYPE compresslab.bench_result AS (
     source text, method text, level int, slice_size int, slices bigint, raw_slices bigint,
-    input_bytes bigint, output_bytes bigint, ratio float8,
+    raw_bytes bigint, stored_bytes bigint, ratio float8,
     compress_mbps float8, decompress_mbps float8, compress_mbps_best float8, decompress_mbps_best float8,
     compress_ns_per_byte float8, decompress_ns_per_byte float8,
-    compress_wall_s float8, compress_cpu_s float8, decompress_wall_s float8, decompress_cpu_s float8,
+    compress_wall_seconds float8, compress_cpu_seconds float8, decompress_wall_seconds float8, decompress_cpu_seconds float8,
     iterations int
 );
 COMMENT ON TYPE compresslab.bench_result IS 'One benchmark row: payload source, method and level, slice size; bytes in and out; median and best MB/s and median ns per uncompressed byte; wall and CPU (getrusage) seconds of the timed iterations';
 
 -- compresslab_core::lab::ChecksumRow: bench_crc.
 CREATE TYPE compresslab.checksum_result AS (
-    source text, implementation text, family text, slice_size int, slices bigint, input_bytes bigint,
-    mbps float8, mbps_best float8, ns_per_byte float8, wall_s float8, cpu_s float8, iterations int
+    source text, implementation text, family text, slice_size int, slices bigint, raw_bytes bigint,
+    mbps float8, mbps_best float8, ns_per_byte float8, wall_seconds float8, cpu_seconds float8, iterations int
 );
 COMMENT ON TYPE compresslab.checksum_result IS 'One checksum benchmark row: implementation and family, slice size; median and best MB/s, median ns per byte; wall and CPU seconds';
 
 -- compresslab_core::scenarios::spill::SpillRow: simulate_spill.
 CREATE TYPE compresslab.spill_result AS (
-    strategy text, records bigint, raw_bytes bigint, stored_bytes bigint, ratio float8,
-    seconds float8, cpu_seconds float8, raw_records bigint
+    strategy text, level int, records bigint, raw_bytes bigint, stored_bytes bigint, ratio float8,
+    wall_seconds float8, cpu_seconds float8, raw_records bigint
 );
 COMMENT ON TYPE compresslab.spill_result IS 'One spill-file strategy: records, raw and stored bytes (headers included), ratio, wall and CPU seconds to write and read back, records stored raw';
 
 -- compresslab_core::scenarios::fpi::FpiRow: estimate_wal_compression.
 CREATE TYPE compresslab.wal_compression_estimate AS (
-    wal_compression text, images bigint, compressed_images bigint, fpi_bytes bigint, ratio float8,
-    cpu_ns_per_image float8
+    wal_compression text, images bigint, compressed_images bigint, raw_bytes bigint, stored_bytes bigint,
+    ratio float8, compress_cpu_seconds float8
 );
-COMMENT ON TYPE compresslab.wal_compression_estimate IS 'Full-page images under one wal_compression setting: images, images kept compressed, image bytes, ratio against off, CPU per image';
+COMMENT ON TYPE compresslab.wal_compression_estimate IS 'Full-page images under one wal_compression setting: images, images kept compressed, image bytes without compression (raw) and as stored, ratio raw/stored, CPU seconds to compress them';
 
 -- compresslab_core::scenarios::toast::ToastRow: estimate_toast_compression.
 CREATE TYPE compresslab.toast_compression_estimate AS (

@@ -327,12 +327,12 @@ mod tests {
             family: "crc32c".into(),
             slice_size: 16,
             slices: 1,
-            input_bytes: 16,
+            raw_bytes: 16,
             mbps: 1.0,
             mbps_best: 1.0,
             ns_per_byte: 1.0,
-            wall_s: 1.0,
-            cpu_s: 1.0,
+            wall_seconds: 1.0,
+            cpu_seconds: 1.0,
             iterations: 1,
         }
     }
@@ -356,17 +356,16 @@ mod tests {
         }
         let bench: BenchRow = serde_json::from_value(serde_json::json!({
             "source": "s", "method": "lz4", "level": null, "slice_size": 0, "slices": 1, "raw_slices": 0,
-            "input_bytes": 1, "output_bytes": 1, "ratio": 1.0, "compress_mbps": 1.0, "decompress_mbps": 1.0,
+            "raw_bytes": 1, "stored_bytes": 1, "ratio": 1.0, "compress_mbps": 1.0, "decompress_mbps": 1.0,
             "compress_mbps_best": 1.0, "decompress_mbps_best": 1.0, "compress_ns_per_byte": 1.0,
-            "decompress_ns_per_byte": 1.0, "compress_wall_s": 1.0, "compress_cpu_s": 1.0,
-            "decompress_wall_s": 1.0, "decompress_cpu_s": 1.0, "iterations": 1
+            "decompress_ns_per_byte": 1.0, "compress_wall_seconds": 1.0, "compress_cpu_seconds": 1.0,
+            "decompress_wall_seconds": 1.0, "decompress_cpu_seconds": 1.0, "iterations": 1
         }))
         .unwrap();
         let checksum = checksum_row();
         let spill = compresslab_core::scenarios::spill::simulate(
             &[b"x".to_vec()],
-            &[compresslab_core::scenarios::spill::SpillStrategy::Raw],
-            1,
+            &compresslab_core::scenarios::spill::SpillSpec::all(1),
             &mut || (),
         )
         .unwrap()

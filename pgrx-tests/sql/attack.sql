@@ -141,7 +141,7 @@ SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM sta
 -- simulate_spill, one 200 MB record, zstd level 19
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
-SELECT count(*) FROM compresslab.simulate_spill($q$SELECT compresslab.synthetic('random', 200000000)$q$, '{zstd_stream}', 19);
+SELECT count(*) FROM compresslab.simulate_spill($q$SELECT compresslab.synthetic('random', 200000000)$q$, '{zstd_stream:19}');
 RESET statement_timeout;
 SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
 -- bench_synthetic generating 1 GB of text

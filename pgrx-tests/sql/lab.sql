@@ -10,15 +10,15 @@ INSERT INTO docs SELECT i, repeat('Document ' || i || ' talks about compression 
   FROM generate_series(1, 300) i;
 ANALYZE accounts, docs;
 -- every default method on a bytea: one row per method and slice size, round trips verified
-SELECT method, level, slice_size, slices, raw_slices, input_bytes,
-       output_bytes <= input_bytes AS never_larger,
+SELECT method, level, slice_size, slices, raw_slices, raw_bytes,
+       stored_bytes <= raw_bytes AS never_larger,
        compress_mbps > 0 AND decompress_mbps > 0 AND compress_ns_per_byte > 0 AS timed,
        compress_mbps_best >= compress_mbps AND decompress_mbps_best >= decompress_mbps AS best_ge_median,
-       compress_cpu_s >= 0 AND compress_wall_s > 0 AS has_times, iterations
+       compress_cpu_seconds >= 0 AND compress_wall_seconds > 0 AS has_times, iterations
   FROM compresslab.bench(convert_to(repeat('the lab measures every codec on your data; ', 2000), 'UTF8'), iterations => 2)
  ORDER BY method, level, slice_size;
 -- our pglz and the server's are the same bytes, hence the same sizes on every source
-SELECT source, slice_size, count(DISTINCT output_bytes) AS distinct_sizes, min(raw_slices) AS raw_slices
+SELECT source, slice_size, count(DISTINCT stored_bytes) AS distinct_sizes, min(raw_slices) AS raw_slices
   FROM (
     SELECT * FROM compresslab.bench_pages('accounts', ARRAY['pglz', 'server_pglz'], iterations => 1)
     UNION ALL SELECT * FROM compresslab.bench_pages('accounts', ARRAY['pglz', 'server_pglz'], iterations => 1, hole => 'zero-filled')
@@ -27,20 +27,20 @@ SELECT source, slice_size, count(DISTINCT output_bytes) AS distinct_sizes, min(r
   ) r
  GROUP BY 1, 2 ORDER BY 1, 2;
 -- page sources: all pages, a seeded sample (same seed = same pages), hole removed vs zero-filled
-SELECT source, method, slice_size, slices, input_bytes, input_bytes < slices * 8192 AS holes_removed
+SELECT source, method, slice_size, slices, raw_bytes, raw_bytes < slices * 8192 AS holes_removed
   FROM compresslab.bench_pages('accounts', ARRAY['lz4'], ARRAY[0], 1) ORDER BY 1;
-SELECT slices, input_bytes = slices * 8192 AS full_pages
+SELECT slices, raw_bytes = slices * 8192 AS full_pages
   FROM compresslab.bench_pages('accounts', ARRAY['lz4'], ARRAY[0], 1, hole => 'zero-filled');
-SELECT a.slices AS sampled, a.input_bytes = b.input_bytes AS same_seed_same_pages
+SELECT a.slices AS sampled, a.raw_bytes = b.raw_bytes AS same_seed_same_pages
   FROM compresslab.bench_pages('accounts', ARRAY['memcpy'], ARRAY[0], 1, sample_pages => 5, seed => 42) a,
        compresslab.bench_pages('accounts', ARRAY['memcpy'], ARRAY[0], 1, sample_pages => 5, seed => 42) b;
 SELECT slices FROM compresslab.bench_pages('accounts_pkey', ARRAY['memcpy'], ARRAY[0], 1, sample_pages => 3);
 -- column values, sampled
-SELECT source, method, slices, input_bytes > 300000 AS detoasted
+SELECT source, method, slices, raw_bytes > 300000 AS detoasted
   FROM compresslab.bench_column('docs', 'body', ARRAY['zstd:3', 'lz4'], ARRAY[0], 1) ORDER BY method;
 SELECT slices FROM compresslab.bench_column('docs', 'body', ARRAY['lz4'], ARRAY[0], 1, sample_values => 10, seed => 3);
 -- synthetic payloads of every kind, all methods including the C references and memcpy
-SELECT source, method, level, slice_size, slices, raw_slices, input_bytes, output_bytes
+SELECT source, method, level, slice_size, slices, raw_slices, raw_bytes, stored_bytes
   FROM unnest(ARRAY['zeros', 'random', 'text', 'pgbench']) k,
        compresslab.bench_synthetic(k, 50000, 1,
          ARRAY['memcpy', 'pglz', 'pglz_always', 'pglz_fast', 'server_pglz', 'server_pglz_always', 'lz4', 'lz4_frame', 'server_lz4', 'zstd:1', 'server_zstd:1', 'zstd:-5', 'zstd:19'],
@@ -48,7 +48,7 @@ SELECT source, method, level, slice_size, slices, raw_slices, input_bytes, outpu
  WHERE method IN ('memcpy', 'pglz', 'server_pglz', 'lz4', 'server_lz4', 'zstd', 'server_zstd')
  ORDER BY source, method, level;
 -- a server file: the current WAL segment, sliced into 2 KB pieces
-SELECT source = 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()) AS is_wal, method, slice_size, slices, input_bytes
+SELECT source = 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()) AS is_wal, method, slice_size, slices, raw_bytes
   FROM compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), ARRAY['lz4'], ARRAY[2048], 1, length => 1048576);
 -- every method on every payload source
 CREATE TEMP TABLE every_method AS
@@ -63,7 +63,7 @@ SELECT CASE WHEN source LIKE 'pg_wal/%' THEN 'WAL segment' ELSE source END AS so
         UNION ALL SELECT b.* FROM every_method, compresslab.bench_synthetic('pgbench', 30000, 1, methods, ARRAY[0], 1) b) r
  GROUP BY 1 ORDER BY 1;
 -- checksums: every implementation, same values per family (checked inside), by slice size
-SELECT implementation, family, slice_size, slices, input_bytes, mbps > 0 AS timed
+SELECT implementation, family, slice_size, slices, raw_bytes, mbps > 0 AS timed
   FROM compresslab.bench_crc(slice_sizes => ARRAY[16, 8192], iterations => 2) ORDER BY slice_size, implementation;
 -- the standard suite: every default method on six payloads, whole and 2 KB / 8 KB slices
 SELECT count(*) AS rows, count(DISTINCT source) AS sources, count(DISTINCT (method, level)) AS methods,

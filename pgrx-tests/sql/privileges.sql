@@ -25,13 +25,13 @@ SELECT * FROM compresslab.bench_pages('secret', ARRAY['lz4'], ARRAY[0], 1);
 SELECT * FROM compresslab.bench_column('secret', 'note', ARRAY['lz4'], ARRAY[0], 1);
 SELECT * FROM compresslab.bench_pages('policed', ARRAY['lz4'], ARRAY[0], 1);
 -- through SQL the policies apply: the user sees none of these rows, so there is nothing to measure
-SELECT slices, input_bytes FROM compresslab.bench_column('policed', 'note', ARRAY['lz4'], ARRAY[0], 1);
+SELECT slices, raw_bytes FROM compresslab.bench_column('policed', 'note', ARRAY['lz4'], ARRAY[0], 1);
 SELECT * FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1);
 RESET ROLE;
 SET ROLE lab_reader;
 SELECT slices > 0 AS pages_via_read_all_data FROM compresslab.bench_pages('secret', ARRAY['lz4'], ARRAY[0], 1);
 SELECT slices > 0 AS column_via_read_all_data FROM compresslab.bench_column('secret', 'note', ARRAY['lz4'], ARRAY[0], 1);
-SELECT input_bytes > 0 AS file_via_read_server_files FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1);
+SELECT raw_bytes > 0 AS file_via_read_server_files FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1);
 RESET ROLE;
 DROP OWNED BY lab_user, lab_reader;
 DROP ROLE lab_user;

@@ -43,6 +43,6 @@ SELECT strategy, records FROM compresslab.simulate_spill($$SELECT NULL::text UNI
 -- bad input
 SELECT * FROM compresslab.simulate_spill('SELECT 1', ARRAY['snappy']);
 SELECT * FROM compresslab.simulate_spill('SELECT 1', ARRAY[]::text[]);
-SELECT * FROM compresslab.simulate_spill('SELECT 1', zstd_level => 99);
+SELECT * FROM compresslab.simulate_spill('SELECT 1', '{zstd_stream:99}');
 SELECT * FROM compresslab.simulate_spill('SELECT FROM nowhere');
 SELECT * FROM compresslab.simulate_spill('');

@@ -66,7 +66,7 @@ fn decompress(data: &[u8]) -> Vec<u8> {
 #[pg_extern(immutable, strict, parallel_safe)]
 fn compression_info(
     data: &[u8],
-) -> TableIterator<'static, (name!(method, String), name!(raw_size, i64), name!(compressed_size, i64))> {
+) -> TableIterator<'static, (name!(method, String), name!(raw_bytes, i64), name!(stored_bytes, i64))> {
     let info = envelope::info(data).or_raise();
     TableIterator::once((
         compresslab_core::registry::Named::name(info.method).to_string(),

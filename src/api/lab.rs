@@ -23,6 +23,23 @@ const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
 const PAGES_PER_BATCH: usize = 1024;
 const BENCH_RESULT: &str = "compresslab.bench_result";
 
+/// A sample size from SQL, the one convention of every function that samples: NULL means
+/// everything, otherwise at least 1.
+pub(crate) fn sample_size(n: Option<i32>, name: &str) -> Option<i32> {
+    if let Some(n) = n.filter(|&n| n < 1) {
+        raise(CodecError::invalid(format!("{name} must be at least 1 (or NULL for all), got {n}")));
+    }
+    n
+}
+
+/// The blocks to read: all of `nblocks`, or a seeded sample of `n`.
+pub(crate) fn sampled_blocks(nblocks: u32, n: Option<i32>, seed: i32) -> Vec<u32> {
+    match n {
+        None => (0..nblocks).collect(),
+        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
+    }
+}
+
 /// Slice sizes from SQL (NULL: `default`): non-negative, 0 meaning whole pieces.
 pub(crate) fn slice_sizes(sizes: Option<Vec<Option<i32>>>, default: &[usize]) -> Vec<usize> {
     match sizes {
@@ -152,7 +169,7 @@ fn bench_pages(
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
-    sample_pages: default!(Option<i32>, "NULL"),
+    sample_pages: default!(Option<i32>, "1000"),
     seed: default!(i32, 0),
     hole: default!(&str, "'removed'"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
@@ -161,11 +178,7 @@ fn bench_pages(
     let rel = required(rel, "rel").open();
     require_page_read(&rel);
     let nblocks = relation_blocks(&rel);
-    let blocks: Vec<u32> = match sample_pages {
-        None => (0..nblocks).collect(),
-        Some(n) if n < 0 => raise(CodecError::invalid(format!("sample_pages must not be negative, got {n}"))),
-        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
-    };
+    let blocks = sampled_blocks(nblocks, sample_size(sample_pages, "sample_pages"), seed);
     let source = format!("{} pages ({})", rel.name(), hole.label());
     let mut batches = blocks.chunks(PAGES_PER_BATCH);
     bench_rows(run_batches(&opts, &source, || {
@@ -182,15 +195,12 @@ fn bench_column(
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
-    sample_values: default!(i32, 1000),
+    sample_values: default!(Option<i32>, "1000"),
     seed: default!(i32, 0),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
-    if sample_values < 1 {
-        raise(CodecError::invalid(format!("sample_values must be at least 1, got {sample_values}")));
-    }
-    let values = sampling::column_values(&rel, col, sample_values, seed);
+    let values = sampling::column_values(&rel, col, sample_size(sample_values, "sample_values"), seed);
     bench_rows(run_payload(&opts, Payload::new(format!("{}.{col} values", rel.name()), values)))
 }
 
@@ -310,16 +320,41 @@ fn bench_suite_json(iterations: default!(Option<i32>, "NULL")) -> JsonB {
     JsonB(serde_json::to_value(suite_rows(iterations)).expect("rows serialize"))
 }
 
-fn bench_rows_from_json(results: JsonB) -> Vec<BenchRow> {
-    serde_json::from_value(results.0)
-        .unwrap_or_else(|e| raise(CodecError::invalid(format!("results are not an array of bench_result rows: {e}"))))
+/// Rows of one of the lab's result types, from jsonb (`jsonb_agg(r)` over a bench function).
+enum LabRows {
+    Bench(Vec<BenchRow>),
+    Checksum(Vec<lab::ChecksumRow>),
 }
 
-/// Render bench results (a jsonb array of bench_result objects, e.g. `jsonb_agg(b)` over a
-/// bench function) as a markdown table like lzbench's.
+fn lab_rows_from_json(results: JsonB) -> LabRows {
+    let checksum = results.0.as_array().and_then(|a| a.first()).is_some_and(|r| r.get("implementation").is_some());
+    let parsed = if checksum {
+        serde_json::from_value(results.0).map(LabRows::Checksum)
+    } else {
+        serde_json::from_value(results.0).map(LabRows::Bench)
+    };
+    parsed.unwrap_or_else(|e| {
+        raise(CodecError::invalid(format!("results are not an array of bench_result or checksum_result rows: {e}")))
+    })
+}
+
+fn bench_rows_from_json(results: JsonB) -> Vec<BenchRow> {
+    match lab_rows_from_json(results) {
+        LabRows::Bench(rows) => rows,
+        LabRows::Checksum(_) => raise(CodecError::invalid(
+            "svg_chart plots compression ratio against speed; checksum rows have no ratio: render them with markdown()",
+        )),
+    }
+}
+
+/// Render lab results (a jsonb array of bench_result or checksum_result rows, e.g.
+/// `jsonb_agg(b)` over a bench function or bench_crc) as a markdown table like lzbench's.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn markdown(results: JsonB) -> String {
-    render::markdown(&bench_rows_from_json(results))
+    match lab_rows_from_json(results) {
+        LabRows::Bench(rows) => render::markdown(&rows),
+        LabRows::Checksum(rows) => render::checksum_markdown(&rows),
+    }
 }
 
 /// Render bench results (a jsonb array of bench_result objects) as an SVG chart of compression

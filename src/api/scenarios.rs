@@ -2,16 +2,15 @@
 //! user's relations, computed the way PostgreSQL 15 does (the core's `scenarios` modules).
 
 use compresslab_core::lab::{Hooks, Payload};
-use compresslab_core::page::{sample_blocks, Hole};
+use compresslab_core::page::Hole;
 use compresslab_core::registry::MethodSpec;
 use compresslab_core::scenarios::fpi::{FpiEstimator, FpiTotals, WAL_SETTINGS};
 use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
-use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{composite_type, PgRelation};
 
-use super::lab::build_codec;
-use crate::errors::{raise, required, OrRaise};
+use super::lab::{build_codec, sample_size, sampled_blocks};
+use crate::errors::{required, OrRaise};
 use crate::gucs;
 use crate::rows::set_of;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
@@ -32,10 +31,7 @@ fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: 
         return; // unlogged and temporary relations write no WAL
     }
     let nblocks = relation_blocks(rel);
-    let blocks: Vec<u32> = match sample_pages {
-        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
-        None => (0..nblocks).collect(),
-    };
+    let blocks = sampled_blocks(nblocks, sample_pages, seed);
     PgHooks.progress(&format!("estimating full-page images of {} ({} of {nblocks} pages)", rel.name(), blocks.len()));
     let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
     let mut estimator = FpiEstimator::new(settings);
@@ -55,12 +51,10 @@ fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: 
 #[pg_extern(volatile, parallel_restricted)]
 fn estimate_wal_compression(
     rel: default!(Option<RegClass>, "NULL"),
-    sample_pages: default!(Option<i32>, "NULL"),
+    sample_pages: default!(Option<i32>, "1000"),
     seed: default!(i32, 0),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.wal_compression_estimate")> {
-    if sample_pages.is_some_and(|n| n < 1) {
-        raise(CodecError::invalid("sample_pages must be at least 1"));
-    }
+    let sample_pages = sample_size(sample_pages, "sample_pages");
     let mut totals = FpiTotals::default();
     match rel {
         Some(rel) => {
@@ -90,20 +84,24 @@ fn estimate_wal_compression(
 fn estimate_toast_compression(
     rel: Option<RegClass>,
     col: Option<&str>,
-    sample_values: default!(i32, 1000),
+    sample_values: default!(Option<i32>, "1000"),
     seed: default!(i32, 0),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.toast_compression_estimate")> {
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
-    if sample_values < 1 {
-        raise(CodecError::invalid(format!("sample_values must be at least 1, got {sample_values}")));
-    }
+    let sample_values = sample_size(sample_values, "sample_values");
     let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(&rel, col, sample_values, seed));
+    // A sample stands for the whole column, as a page sample does for the relation.
+    let rows = sampling::estimated_rows(&rel);
+    let sampled = values.pieces.len() as f64;
+    let scale = if sample_values.is_some() && sampled > 0.0 && rows > sampled { rows / sampled } else { 1.0 };
     let overhead = sampling::row_overhead(&rel, col);
     let iterations = gucs::bench_iterations() as u32;
     let rows: Vec<toast::ToastRow> = TOAST_METHODS
         .iter()
         .map(|(name, method)| {
-            toast::estimate(&values, overhead, name, codec_of(method).as_mut(), iterations, &mut PgHooks).or_raise()
+            toast::estimate(&values, overhead, name, codec_of(method).as_mut(), iterations, &mut PgHooks)
+                .or_raise()
+                .scaled(scale)
         })
         .collect();
     set_of("compresslab.toast_compression_estimate", &rows)

@@ -26,10 +26,11 @@ fn quote_identifier(ident: &str) -> String {
     unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())) }.to_string_lossy().into_owned()
 }
 
-/// Up to `limit` detoasted values of a variable-length column, sampled with TABLESAMPLE
-/// BERNOULLI ... REPEATABLE(seed) sized from the planner's row estimate, read with the
-/// caller's privileges (column privileges and row-level security apply).
-pub fn column_values(rel: &PgRelation, col: &str, limit: i32, seed: i32) -> Vec<Vec<u8>> {
+/// The detoasted non-NULL values of a variable-length column: all of them (`limit` None), or
+/// up to `limit`, sampled with TABLESAMPLE BERNOULLI ... REPEATABLE(seed) sized from the
+/// planner's row estimate; read with the caller's privileges (column privileges and
+/// row-level security apply).
+pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<Vec<u8>> {
     let col_c = CString::new(col).unwrap_or_else(|_| raise(CodecError::invalid("column name contains a NUL byte")));
     // SAFETY: catalog lookups on an open relation.
     let attnum = unsafe { pg_sys::get_attnum(rel.oid(), col_c.as_ptr()) };
@@ -47,16 +48,19 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: i32, seed: i32) -> Vec<
             "column \"{col}\" has a fixed-length type; TOAST compression applies only to variable-length values"
         )));
     }
-    // SAFETY: rd_rel is valid for an open relation.
-    let reltuples = unsafe { (*rel.rd_rel).reltuples } as f64;
-    let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
     let column = quote_identifier(col);
-    let query = format!(
-        "SELECT {column} FROM {}.{} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
-         WHERE {column} IS NOT NULL LIMIT {limit}",
-        quote_identifier(rel.namespace()),
-        quote_identifier(rel.name())
-    );
+    let table = format!("{}.{}", quote_identifier(rel.namespace()), quote_identifier(rel.name()));
+    let query = match limit {
+        None => format!("SELECT {column} FROM {table} WHERE {column} IS NOT NULL"),
+        Some(limit) => {
+            let reltuples = estimated_rows(rel);
+            let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
+            format!(
+                "SELECT {column} FROM {table} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
+                 WHERE {column} IS NOT NULL LIMIT {limit}"
+            )
+        }
+    };
     Spi::connect(|client| {
         let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
         let mut values = Vec::new();
@@ -68,6 +72,12 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: i32, seed: i32) -> Vec<
         }
         values
     })
+}
+
+/// The planner's estimate of the relation's rows (`reltuples`; negative when never analyzed).
+pub fn estimated_rows(rel: &PgRelation) -> f64 {
+    // SAFETY: rd_rel is valid for an open relation.
+    unsafe { (*rel.rd_rel).reltuples as f64 }
 }
 
 /// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied

@@ -30,13 +30,13 @@ pub struct ChecksumRow {
     pub family: String,
     pub slice_size: i32,
     pub slices: i64,
-    pub input_bytes: i64,
+    pub raw_bytes: i64,
     /// Median and best MB/s, median ns per byte.
     pub mbps: f64,
     pub mbps_best: f64,
     pub ns_per_byte: f64,
-    pub wall_s: f64,
-    pub cpu_s: f64,
+    pub wall_seconds: f64,
+    pub cpu_seconds: f64,
     pub iterations: i32,
 }
 
@@ -50,7 +50,7 @@ pub fn bench_checksums(
     hooks: &mut dyn Hooks,
 ) -> Result<Vec<ChecksumRow>> {
     let iterations = iterations.max(1);
-    let input_bytes = payload.total_bytes();
+    let raw_bytes = payload.total_bytes();
     let slices = payload.slice_count(slice_size);
     let mut reference: HashMap<&str, Vec<u32>> = HashMap::new();
     let mut rows = Vec::new();
@@ -87,12 +87,12 @@ pub fn bench_checksums(
             family: checksum.family.to_string(),
             slice_size: slice_size as i32,
             slices: slices as i64,
-            input_bytes: input_bytes as i64,
-            mbps: mbps(input_bytes, med),
-            mbps_best: mbps(input_bytes, best(&secs)),
-            ns_per_byte: ns_per_byte(med, input_bytes),
-            wall_s: secs.iter().sum(),
-            cpu_s: cpu_total,
+            raw_bytes: raw_bytes as i64,
+            mbps: mbps(raw_bytes, med),
+            mbps_best: mbps(raw_bytes, best(&secs)),
+            ns_per_byte: ns_per_byte(med, raw_bytes),
+            wall_seconds: secs.iter().sum(),
+            cpu_seconds: cpu_total,
             iterations: iterations as i32,
         });
     }
@@ -126,7 +126,7 @@ mod tests {
         let p = Payload::new("text", vec![synthetic(SyntheticKind::Text, 20_000, 1).unwrap(), vec![0; 9000]]);
         let rows = bench_checksums(&p, 8192, &rust_checksums(), 2, &mut NoHooks).unwrap();
         assert_eq!(rows.len(), 4);
-        assert!(rows.iter().all(|r| r.slices == 5 && r.input_bytes == 29_000 && r.iterations == 2));
+        assert!(rows.iter().all(|r| r.slices == 5 && r.raw_bytes == 29_000 && r.iterations == 2));
         let wrong = vec![
             Checksum { name: "a".into(), family: "crc32c", compute: Box::new(|d| checksum::crc32c(0, d)) },
             Checksum { name: "b".into(), family: "crc32c", compute: Box::new(|d| checksum::crc32(0, d)) },

@@ -14,7 +14,7 @@
 //!   (see [`harness`]).
 //! * **Raw fallback.** A slice the method refuses (pglz's strategy) or that does not shrink is
 //!   stored raw, as PostgreSQL does; such slices are counted (`raw_slices`) and their raw size
-//!   is what `output_bytes` counts. They are not decompressed.
+//!   is what `stored_bytes` counts. They are not decompressed.
 //! * **Verified.** After every iteration every decompressed slice is compared byte for byte with
 //!   its source, outside the timed region; a mismatch is an error, never a number.
 //! * **Reported.** Bytes in and out, the ratio, compression and decompression speed as MB/s

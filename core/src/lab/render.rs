@@ -1,6 +1,7 @@
 //! Rendering bench rows for people: a markdown table in the spirit of lzbench's output, and an
 //! SVG chart of compression ratio against speed.
 
+use super::checksums::ChecksumRow;
 use super::harness::BenchRow;
 
 fn slice_label(slice_size: i32) -> String {
@@ -18,10 +19,12 @@ fn method_label(row: &BenchRow) -> String {
     }
 }
 
-/// One markdown table of codec rows: speed (median and best), ratio and sizes.
+/// One markdown table of codec rows: speed (median and best), ratio and sizes. The ratio is
+/// raw / stored bytes (2.0 = half the size), the inverse of lzbench's compressed/original
+/// percentage; a note under the table says so.
 pub fn markdown(rows: &[BenchRow]) -> String {
     let mut out = String::from(
-        "| source | method | slice | compress MB/s (best) | decompress MB/s (best) | ratio | input → output bytes | raw slices | CPU s (c/d) |\n\
+        "| source | method | slice | compress MB/s (best) | decompress MB/s (best) | ratio | raw → stored bytes | raw slices | CPU s (c/d) |\n\
          |---|---|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
@@ -35,12 +38,36 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             r.decompress_mbps,
             r.decompress_mbps_best,
             r.ratio,
-            r.input_bytes,
-            r.output_bytes,
+            r.raw_bytes,
+            r.stored_bytes,
             r.raw_slices,
             r.slices,
-            r.compress_cpu_s,
-            r.decompress_cpu_s,
+            r.compress_cpu_seconds,
+            r.decompress_cpu_seconds,
+        ));
+    }
+    out.push_str("\nratio = raw bytes / stored bytes (lzbench prints the inverse, stored/raw, as a percentage).\n");
+    out
+}
+
+/// One markdown table of checksum rows: speed (median and best) and ns per byte.
+pub fn checksum_markdown(rows: &[ChecksumRow]) -> String {
+    let mut out = String::from(
+        "| source | implementation | family | slice | MB/s (best) | ns/byte | raw bytes | CPU s |\n\
+         |---|---|---|---|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.1} ({:.1}) | {:.3} | {} | {:.3} |\n",
+            r.source,
+            r.implementation,
+            r.family,
+            slice_label(r.slice_size),
+            r.mbps,
+            r.mbps_best,
+            r.ns_per_byte,
+            r.raw_bytes,
+            r.cpu_seconds,
         ));
     }
     out
@@ -168,13 +195,14 @@ mod tests {
     fn markdown_has_a_row_per_result_and_survives_json() {
         let rows = rows("text", 30_000, &["zstd:5", "lz4"]);
         let table = markdown(&rows);
-        assert_eq!(table.lines().count(), 4);
+        assert_eq!(table.lines().count(), 6);
+        assert!(table.contains("ratio = raw bytes / stored bytes"));
         assert!(table.contains("| text | zstd 5 | 8 KB |"), "{table}");
         assert!(table.contains("| text | lz4 | 8 KB |"), "{table}");
         let json = serde_json::to_string(&rows).unwrap();
         let back: Vec<BenchRow> = serde_json::from_str(&json).unwrap();
         for (b, r) in back.iter().zip(&rows) {
-            assert_eq!((&b.method, b.level, b.slices, b.output_bytes), (&r.method, r.level, r.slices, r.output_bytes));
+            assert_eq!((&b.method, b.level, b.slices, b.stored_bytes), (&r.method, r.level, r.slices, r.stored_bytes));
             assert!((b.compress_ns_per_byte - r.compress_ns_per_byte).abs() < 1e-9);
         }
         assert_eq!(markdown(&back), table);

@@ -13,7 +13,7 @@
 //!    (the hole length; `SizeOfXLogRecordBlockCompressHeader`). The compressed image is kept only
 //!    if `compressed + extra < BLCKSZ - hole_length`; otherwise the raw hole-less image is stored.
 //!
-//! `fpi_bytes` counts what `pg_walinspect`'s `fpi_length` counts: the image bytes (`bimg_len`),
+//! `stored_bytes` counts what `pg_walinspect`'s `fpi_length` counts: the image bytes (`bimg_len`),
 //! without the 5-byte block image header every image has in all settings, nor the extra 2 bytes
 //! for a compressed image with a hole.
 
@@ -64,10 +64,14 @@ pub struct FpiRow {
     pub wal_compression: String,
     pub images: i64,
     pub compressed_images: i64,
-    pub fpi_bytes: i64,
-    /// `off`'s bytes over this setting's.
+    /// The images' bytes without compression (what `off` stores: hole removed).
+    pub raw_bytes: i64,
+    /// The images' bytes under this setting (pg_walinspect's `fpi_length`).
+    pub stored_bytes: i64,
+    /// raw_bytes / stored_bytes.
     pub ratio: f64,
-    pub cpu_ns_per_image: f64,
+    /// CPU seconds (getrusage) to compress the images under this setting.
+    pub compress_cpu_seconds: f64,
 }
 
 /// Accumulates images of pages under several settings; `None` as codec means `off`.
@@ -136,15 +140,16 @@ impl FpiTotals {
         } else {
             self.totals.clone()
         };
-        let off_bytes = totals[0].fpi_bytes as f64;
+        let off_bytes = totals[0].fpi_bytes;
         totals
             .into_iter()
             .map(|e| FpiRow {
-                ratio: if e.fpi_bytes > 0 { off_bytes / e.fpi_bytes as f64 } else { 1.0 },
-                cpu_ns_per_image: if e.images == 0 { 0.0 } else { e.cpu_seconds * 1e9 / e.images as f64 },
+                ratio: if e.fpi_bytes > 0 { off_bytes as f64 / e.fpi_bytes as f64 } else { 1.0 },
+                compress_cpu_seconds: e.cpu_seconds,
                 images: e.images as i64,
                 compressed_images: e.compressed_images as i64,
-                fpi_bytes: e.fpi_bytes as i64,
+                raw_bytes: off_bytes as i64,
+                stored_bytes: e.fpi_bytes as i64,
                 wal_compression: e.wal_compression,
             })
             .collect()
@@ -240,7 +245,8 @@ mod tests {
         totals.add_scaled(rows, 10.0);
         let out = totals.rows();
         assert_eq!((out[0].images, out[1].compressed_images), (33, 33));
-        assert_eq!(out[0].fpi_bytes, 33 * (BLCKSZ as i64 - 5800));
+        assert_eq!(out[0].stored_bytes, 33 * (BLCKSZ as i64 - 5800));
+        assert!(out.iter().all(|r| r.raw_bytes == out[0].stored_bytes));
         assert!((out[0].ratio - 1.0).abs() < 1e-12 && out[1].ratio > 4.0);
     }
 }

@@ -70,6 +70,20 @@ pub struct ToastRow {
     pub decompress_mbps: f64,
 }
 
+impl ToastRow {
+    /// The row of a sample scaled up to the whole column (`scale` = rows / rows sampled).
+    pub fn scaled(self, scale: f64) -> ToastRow {
+        let up = |v: i64| (v as f64 * scale).round() as i64;
+        ToastRow {
+            values: up(self.values),
+            compressed_values: up(self.compressed_values),
+            raw_bytes: up(self.raw_bytes),
+            stored_bytes: up(self.stored_bytes),
+            ..self
+        }
+    }
+}
+
 /// What TOAST would store for `values` (one column's values; `row_overhead` bytes of the rest
 /// of each row) under `method`, run by `codec`; speeds measured on the same values.
 pub fn estimate(

@@ -11,10 +11,10 @@ SELECT pg_current_wal_lsn() AS end_lsn \gset
 INSERT INTO validation
 SELECT :'setting', pg_relation_size('fpw') / 8192,
        count(*) FILTER (WHERE fpi_length > 0), coalesce(sum(fpi_length), 0),
-       e.images, e.fpi_bytes
+       e.images, e.stored_bytes
   FROM pg_get_wal_records_info(:'start_lsn', :'end_lsn') w,
-       compresslab.estimate_wal_compression('fpw') e
+       compresslab.estimate_wal_compression('fpw', sample_pages => NULL) e
  WHERE e.wal_compression = :'setting'
    AND w.block_ref LIKE '%/' || pg_relation_filenode('fpw') || ' %'
- GROUP BY e.images, e.fpi_bytes;
+ GROUP BY e.images, e.stored_bytes;
 RESET wal_compression;

@@ -40,9 +40,9 @@ pub struct BenchRow {
     pub slices: i64,
     /// Slices stored raw: refused by the method or not smaller compressed.
     pub raw_slices: i64,
-    pub input_bytes: i64,
-    pub output_bytes: i64,
-    /// input_bytes / output_bytes.
+    pub raw_bytes: i64,
+    pub stored_bytes: i64,
+    /// raw_bytes / stored_bytes.
     pub ratio: f64,
     /// Medians over iterations, in MB/s (10^6 uncompressed bytes per second).
     pub compress_mbps: f64,
@@ -54,10 +54,10 @@ pub struct BenchRow {
     pub compress_ns_per_byte: f64,
     pub decompress_ns_per_byte: f64,
     /// Wall and CPU (user + system) seconds of all timed iterations.
-    pub compress_wall_s: f64,
-    pub compress_cpu_s: f64,
-    pub decompress_wall_s: f64,
-    pub decompress_cpu_s: f64,
+    pub compress_wall_seconds: f64,
+    pub compress_cpu_seconds: f64,
+    pub decompress_wall_seconds: f64,
+    pub decompress_cpu_seconds: f64,
     pub iterations: i32,
 }
 
@@ -97,8 +97,8 @@ pub(crate) fn ns_per_byte(seconds: f64, bytes: usize) -> f64 {
 pub struct Measurement {
     pub slices: usize,
     pub raw_slices: usize,
-    pub input_bytes: usize,
-    pub output_bytes: usize,
+    pub raw_bytes: usize,
+    pub stored_bytes: usize,
     /// Wall seconds of each timed iteration.
     pub compress_secs: Vec<f64>,
     pub decompress_secs: Vec<f64>,
@@ -122,8 +122,8 @@ impl Measurement {
         }
         self.slices += other.slices;
         self.raw_slices += other.raw_slices;
-        self.input_bytes += other.input_bytes;
-        self.output_bytes += other.output_bytes;
+        self.raw_bytes += other.raw_bytes;
+        self.stored_bytes += other.stored_bytes;
         self.compress_cpu += other.compress_cpu;
         self.decompress_cpu += other.decompress_cpu;
     }
@@ -139,19 +139,19 @@ impl Measurement {
             slice_size: slice_size as i32,
             slices: self.slices as i64,
             raw_slices: self.raw_slices as i64,
-            input_bytes: self.input_bytes as i64,
-            output_bytes: self.output_bytes as i64,
-            ratio: if self.output_bytes > 0 { self.input_bytes as f64 / self.output_bytes as f64 } else { 1.0 },
-            compress_mbps: mbps(self.input_bytes, compress_median),
-            decompress_mbps: mbps(self.input_bytes, decompress_median),
-            compress_mbps_best: mbps(self.input_bytes, best(&self.compress_secs)),
-            decompress_mbps_best: mbps(self.input_bytes, best(&self.decompress_secs)),
-            compress_ns_per_byte: ns_per_byte(compress_median, self.input_bytes),
-            decompress_ns_per_byte: ns_per_byte(decompress_median, self.input_bytes),
-            compress_wall_s: self.compress_secs.iter().sum(),
-            compress_cpu_s: self.compress_cpu,
-            decompress_wall_s: self.decompress_secs.iter().sum(),
-            decompress_cpu_s: self.decompress_cpu,
+            raw_bytes: self.raw_bytes as i64,
+            stored_bytes: self.stored_bytes as i64,
+            ratio: if self.stored_bytes > 0 { self.raw_bytes as f64 / self.stored_bytes as f64 } else { 1.0 },
+            compress_mbps: mbps(self.raw_bytes, compress_median),
+            decompress_mbps: mbps(self.raw_bytes, decompress_median),
+            compress_mbps_best: mbps(self.raw_bytes, best(&self.compress_secs)),
+            decompress_mbps_best: mbps(self.raw_bytes, best(&self.decompress_secs)),
+            compress_ns_per_byte: ns_per_byte(compress_median, self.raw_bytes),
+            decompress_ns_per_byte: ns_per_byte(decompress_median, self.raw_bytes),
+            compress_wall_seconds: self.compress_secs.iter().sum(),
+            compress_cpu_seconds: self.compress_cpu,
+            decompress_wall_seconds: self.decompress_secs.iter().sum(),
+            decompress_cpu_seconds: self.decompress_cpu,
             iterations: self.compress_secs.len() as i32,
         }
     }
@@ -196,11 +196,7 @@ pub fn measure_codecs(
     let mut arenas = Arenas::new(payload, slice_size, codecs)?;
     let mut measurements: Vec<Measurement> = codecs
         .iter()
-        .map(|_| Measurement {
-            slices: arenas.ends.len(),
-            input_bytes: arenas.unpacked.len(),
-            ..Measurement::default()
-        })
+        .map(|_| Measurement { slices: arenas.ends.len(), raw_bytes: arenas.unpacked.len(), ..Measurement::default() })
         .collect();
     for iteration in 0..=iterations {
         for (codec, m) in codecs.iter_mut().zip(&mut measurements) {
@@ -211,7 +207,7 @@ pub fn measure_codecs(
                 m.decompress_secs.push(t.decompress_wall);
                 m.decompress_cpu += t.decompress_cpu;
             }
-            m.output_bytes = t.output_bytes;
+            m.stored_bytes = t.stored_bytes;
             m.raw_slices = t.raw_slices;
         }
     }
@@ -246,7 +242,7 @@ struct RoundTrip {
     compress_cpu: f64,
     decompress_wall: f64,
     decompress_cpu: f64,
-    output_bytes: usize,
+    stored_bytes: usize,
     raw_slices: usize,
 }
 
@@ -351,7 +347,7 @@ impl Arenas {
             compress_cpu,
             decompress_wall,
             decompress_cpu,
-            output_bytes: used + raw_bytes,
+            stored_bytes: used + raw_bytes,
             raw_slices,
         })
     }

@@ -22,9 +22,9 @@ fn rows_count_bytes_slices_and_raw_fallback() {
     for info in METHODS.iter().filter(|m| !m.server) {
         let name = info.name;
         let row = bench_codec(&p, 2048, codec(name).as_mut(), 2, &mut NoHooks).unwrap();
-        assert_eq!(row.input_bytes, 34_000, "{name}");
+        assert_eq!(row.raw_bytes, 34_000, "{name}");
         assert_eq!(row.slices, 10 + 3 + 5, "{name}");
-        assert!(row.output_bytes <= row.input_bytes, "{name}");
+        assert!(row.stored_bytes <= row.raw_bytes, "{name}");
         // the random piece never shrinks, so at least its three slices are stored raw
         assert!(row.raw_slices >= 3, "{name}: {}", row.raw_slices);
         assert!(row.compress_mbps > 0.0 && row.decompress_mbps_best >= row.decompress_mbps, "{name}");
@@ -120,8 +120,8 @@ fn interleaved_codecs_measure_like_separate_runs() {
         measure_codecs(&p, 2048, &mut codecs, 3, &mut NoHooks).unwrap()
     };
     let alone = measure_codec(&p, 2048, pglz.as_mut(), 3, &mut NoHooks).unwrap();
-    assert_eq!((together[1].output_bytes, together[1].raw_slices), (alone.output_bytes, alone.raw_slices));
-    assert_ne!(together[0].output_bytes, together[1].output_bytes);
+    assert_eq!((together[1].stored_bytes, together[1].raw_slices), (alone.stored_bytes, alone.raw_slices));
+    assert_ne!(together[0].stored_bytes, together[1].stored_bytes);
     assert!(together.iter().all(|m| m.compress_secs.len() == 3 && m.decompress_secs.len() == 3));
 }
 
@@ -136,8 +136,8 @@ fn merged_batches_equal_one_run_in_bytes() {
         merged.merge(&measure_codec(half, 2048, codec.as_mut(), 3, &mut NoHooks).unwrap());
     }
     assert_eq!(
-        (merged.slices, merged.raw_slices, merged.input_bytes, merged.output_bytes),
-        (whole.slices, whole.raw_slices, whole.input_bytes, whole.output_bytes)
+        (merged.slices, merged.raw_slices, merged.raw_bytes, merged.stored_bytes),
+        (whole.slices, whole.raw_slices, whole.raw_bytes, whole.stored_bytes)
     );
     assert_eq!(merged.row("mixed", &codec.spec(), 2048).iterations, 3);
 }
@@ -159,5 +159,5 @@ fn memory_is_bounded_by_the_input_whatever_the_slice_size() {
     let mut codecs: [&mut dyn Codec; 3] = [zstd.as_mut(), lz4.as_mut(), pglz.as_mut()];
     let ms =
         measure_codecs(&Payload::new("tiny", vec![b"abcdefgh".repeat(50)]), 1, &mut codecs, 1, &mut NoHooks).unwrap();
-    assert!(ms.iter().all(|m| m.raw_slices == 400 && m.output_bytes == 400));
+    assert!(ms.iter().all(|m| m.raw_slices == 400 && m.stored_bytes == 400));
 }

@@ -73,7 +73,7 @@
 //! from the start with a fresh decoder, record by record, and compares each decoded record
 //! byte for byte with the original. A malformed header or payload, a decoder error, trailing
 //! bytes or a record that decodes to different bytes is [`CodecError::Corrupt`]; a wrong
-//! number is never reported. `seconds` (wall clock) and `cpu_seconds` (getrusage of this
+//! number is never reported. `wall_seconds` and `cpu_seconds` (getrusage of this
 //! thread) cover writing plus reading all records, including the copy and the comparison,
 //! which cost every strategy the same.
 //!
@@ -84,7 +84,7 @@ use serde::Serialize;
 
 use crate::clock::Timer;
 use crate::error::{try_reserve, try_resize, CodecError, Result};
-use crate::registry::Named;
+use crate::registry::{parse_named, Named};
 use crate::zstd_codec;
 
 mod strategies;
@@ -93,6 +93,8 @@ mod strategies;
 #[derive(Debug, Clone, Serialize)]
 pub struct SpillRow {
     pub strategy: String,
+    /// The zstd level of `zstd_stream`; none for the others.
+    pub level: Option<i32>,
     /// Number of records (changes) written.
     pub records: i64,
     /// Sum of the records' lengths.
@@ -102,7 +104,7 @@ pub struct SpillRow {
     /// `raw_bytes / stored_bytes`; 1.0 when nothing was stored.
     pub ratio: f64,
     /// Wall seconds to write (compress) and read back (decompress and verify) all records.
-    pub seconds: f64,
+    pub wall_seconds: f64,
     /// CPU seconds (user + system, this thread) of the same work.
     pub cpu_seconds: f64,
     /// Records stored uncompressed (all of them for `raw`; never any for `zstd_stream`).
@@ -124,6 +126,48 @@ impl SpillStrategy {
     /// Whether records carry the 5-byte header: every strategy but `raw`.
     fn headers(self) -> bool {
         self != SpillStrategy::Raw
+    }
+}
+
+/// A strategy at a setting, parsed from `name` or `zstd_stream:level` (the lab's method
+/// syntax); only `zstd_stream` has a level, filled in from the default when not written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpillSpec {
+    pub strategy: SpillStrategy,
+    pub level: Option<i32>,
+}
+
+impl SpillSpec {
+    pub fn parse(text: &str, default_level: i32) -> Result<SpillSpec> {
+        let (name, level) = match text.trim().split_once(':') {
+            Some((name, level)) => {
+                let level = level.trim().parse::<i32>().map_err(|_| {
+                    CodecError::invalid(format!("spill strategy \"{text}\": level \"{level}\" is not an integer"))
+                })?;
+                (name, Some(level))
+            }
+            None => (text, None),
+        };
+        let strategy: SpillStrategy = parse_named(name)?;
+        let level = match (strategy, level) {
+            (SpillStrategy::ZstdStream, level) => Some(zstd_codec::check_level(level.unwrap_or(default_level))?),
+            (_, None) => None,
+            (other, Some(l)) => {
+                return Err(CodecError::invalid(format!(
+                    "spill strategy {} has no levels, but level {l} was given",
+                    other.name()
+                )))
+            }
+        };
+        Ok(SpillSpec { strategy, level })
+    }
+
+    /// Every strategy, zstd at `level`.
+    pub fn all(level: i32) -> Vec<SpillSpec> {
+        SpillStrategy::ALL
+            .iter()
+            .map(|&strategy| SpillSpec { strategy, level: (strategy == SpillStrategy::ZstdStream).then_some(level) })
+            .collect()
     }
 }
 
@@ -171,36 +215,26 @@ trait SpillDecoder {
     fn decode(&mut self, flag: Flag, payload: &[u8], dst: &mut [u8]) -> Result<()>;
 }
 
-/// Run `strategies` over `records` (in order) and report one row per strategy.
-///
-/// A `zstd_level` out of the library's range is [`CodecError::InvalidParameter`] (checked
-/// before any work when `zstd_stream` is asked for). A record that does not read back
-/// identically is [`CodecError::Corrupt`].
-pub fn simulate(
-    records: &[Vec<u8>],
-    strategies: &[SpillStrategy],
-    zstd_level: i32,
-    tick: &mut dyn FnMut(),
-) -> Result<Vec<SpillRow>> {
-    if strategies.contains(&SpillStrategy::ZstdStream) {
-        zstd_codec::check_level(zstd_level)?;
-    }
+/// Run `strategies` over `records` (in order) and report one row per strategy. A record that
+/// does not read back identically is [`CodecError::Corrupt`].
+pub fn simulate(records: &[Vec<u8>], strategies: &[SpillSpec], tick: &mut dyn FnMut()) -> Result<Vec<SpillRow>> {
     let raw_bytes: usize = records.iter().map(|r| r.len()).sum();
     let mut rows = Vec::with_capacity(strategies.len());
-    for &strategy in strategies {
+    for &SpillSpec { strategy, level } in strategies {
         let timer = Timer::start();
-        let (mut enc, mut dec) = strategies::codec_pair(strategy, zstd_level)?;
+        let (mut enc, mut dec) = strategies::codec_pair(strategy, level.unwrap_or(zstd_codec::DEFAULT_LEVEL))?;
         let (file, raw_records) = write_spill(records, enc.as_mut(), strategy.headers(), tick)?;
         drop(enc);
         read_spill(strategy.name(), &file, records, dec.as_mut(), strategy.headers(), tick)?;
-        let (seconds, cpu_seconds) = timer.stop();
+        let (wall_seconds, cpu_seconds) = timer.stop();
         rows.push(SpillRow {
             strategy: strategy.name().to_string(),
+            level,
             records: records.len() as i64,
             raw_bytes: raw_bytes as i64,
             stored_bytes: file.len() as i64,
             ratio: if file.is_empty() { 1.0 } else { raw_bytes as f64 / file.len() as f64 },
-            seconds,
+            wall_seconds,
             cpu_seconds,
             raw_records: raw_records as i64,
         });

@@ -2,14 +2,13 @@
 
 use super::strategies::codec_pair;
 use super::*;
-use crate::registry::parse_named;
 use crate::rng::SeededRng;
 
 const STRATEGIES: &[SpillStrategy] = SpillStrategy::ALL;
 
 fn run(records: &[Vec<u8>]) -> Vec<SpillRow> {
     let mut ticks = 0usize;
-    let rows = simulate(records, STRATEGIES, 1, &mut || ticks += 1).unwrap();
+    let rows = simulate(records, &SpillSpec::all(1), &mut || ticks += 1).unwrap();
     assert!(records.is_empty() || ticks >= 2 * records.len().div_ceil(TICK_EVERY) * STRATEGIES.len());
     for r in &rows {
         eprintln!(
@@ -20,7 +19,7 @@ fn run(records: &[Vec<u8>]) -> Vec<SpillRow> {
             r.stored_bytes,
             100.0 * r.stored_bytes as f64 / r.raw_bytes.max(1) as f64,
             r.raw_records,
-            r.seconds,
+            r.wall_seconds,
             r.cpu_seconds
         );
     }
@@ -81,7 +80,7 @@ fn hello_stream_beats_per_record() {
     assert!((zs.stored_bytes as f64) <= 0.6 * raw.raw_bytes as f64, "{zs:?}");
     assert!(lz4s.stored_bytes < lz4.stored_bytes && zs.stored_bytes < pglz.stored_bytes);
     assert!(rows.iter().all(|r| r.records == n as i64 && r.raw_bytes == raw.raw_bytes));
-    assert!(rows.iter().all(|r| r.seconds >= 0.0 && r.cpu_seconds >= 0.0));
+    assert!(rows.iter().all(|r| r.wall_seconds >= 0.0 && r.cpu_seconds >= 0.0));
 }
 
 /// Tomas's test-columns, compressible (the thread measured pglz at 3-13% and lz4 at 1-7%
@@ -220,12 +219,12 @@ fn verification_catches_wrong_decodes_and_damaged_files() {
 
 #[test]
 fn unknown_strategy_and_bad_level_are_invalid() {
-    let err = parse_named::<SpillStrategy>("snappy").unwrap_err();
+    let err = SpillSpec::parse("snappy", 3).unwrap_err();
     assert!(
         matches!(&err, CodecError::InvalidParameter(m) if m.contains("snappy") && m.contains("lz4_stream")),
         "{err:?}"
     );
-    let err = simulate(&hello_records(10), &[SpillStrategy::ZstdStream], 1000, &mut || ()).unwrap_err();
+    let err = SpillSpec::parse("zstd_stream:1000", 3).unwrap_err();
     assert!(matches!(err, CodecError::InvalidParameter(_)), "{err:?}");
 }
 
@@ -236,21 +235,21 @@ fn runs_of_empty_records_read_back() {
     let mut records = vec![b"hello".to_vec()];
     records.extend(std::iter::repeat_n(Vec::new(), 40));
     records.push(b"world".to_vec());
-    let rows = simulate(&records, STRATEGIES, 1, &mut || ()).unwrap();
+    let rows = simulate(&records, &SpillSpec::all(1), &mut || ()).unwrap();
     assert!(rows.iter().all(|r| r.records == 42 && r.raw_bytes == 10));
 }
 
 #[test]
 fn empty_input_gives_zero_rows_and_bytes() {
-    let rows = simulate(&[], STRATEGIES, 1, &mut || ()).unwrap();
+    let rows = simulate(&[], &SpillSpec::all(1), &mut || ()).unwrap();
     assert_eq!(rows.len(), STRATEGIES.len());
     for r in rows {
         assert_eq!((r.records, r.raw_bytes, r.stored_bytes, r.raw_records), (0, 0, 0, 0), "{r:?}");
         assert_eq!(r.ratio, 1.0);
     }
-    assert!(simulate(&[], &[], 1, &mut || ()).unwrap().is_empty());
+    assert!(simulate(&[], &[], &mut || ()).unwrap().is_empty());
     // Empty records are fine too.
-    let rows = simulate(&[Vec::new(), Vec::new()], STRATEGIES, 1, &mut || ()).unwrap();
+    let rows = simulate(&[Vec::new(), Vec::new()], &SpillSpec::all(1), &mut || ()).unwrap();
     assert!(rows.iter().all(|r| r.raw_bytes == 0 && r.records == 2));
 }
 
@@ -259,6 +258,6 @@ fn empty_input_gives_zero_rows_and_bytes() {
 fn long_records_tick() {
     let record = crate::lab::payload::synthetic(crate::lab::payload::SyntheticKind::Text, 5 << 20, 2).unwrap();
     let mut ticks = 0;
-    simulate(&[record], &[SpillStrategy::ZstdStream], 1, &mut || ticks += 1).unwrap();
+    simulate(&[record], &[SpillSpec::parse("zstd_stream:1", 3).unwrap()], &mut || ticks += 1).unwrap();
     assert!(ticks >= 5, "{ticks}");
 }
