@@ -35,9 +35,10 @@ no_crash_in_log() {
     return 1
   fi
 }
-# The end-to-end tests, then memory_limited on a cluster limited to 1.5 GB per process.
+# The end-to-end tests, the README's tables against the catalogue, then memory_limited on a
+# cluster limited to 1.5 GB per process.
 e2e() {
-  install_extension && cluster_start e2e && pgrx-tests/run.sh && no_crash_in_log || return 1
+  install_extension && cluster_start e2e && pgrx-tests/run.sh && pgrx-tests/readme_check.sh && no_crash_in_log || return 1
   cluster_stop
   CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/run.sh memory_limited && no_crash_in_log
 }
