@@ -397,7 +397,7 @@ mod tests {
 
     /// A row that does not fit its type is an ERROR, not a wrong tuple.
     #[pg_test(
-        error = "compresslab's result type compresslab.spill_result does not match its row: 8 columns, 12 fields"
+        error = "compresslab's result type compresslab.spill_result does not match its row: 9 columns, 12 fields"
     )]
     fn a_row_of_the_wrong_shape_is_refused() {
         crate::rows::to_composite("compresslab.spill_result", &checksum_row());

@@ -60,6 +60,22 @@ macro_rules! named_choices {
     };
 }
 
+/// `name` or `name:level` (as `zstd:19` and `zstd_stream:19` are written), split; a level that
+/// is not an integer is an error.
+pub fn split_level(text: &str) -> Result<(&str, Option<i32>)> {
+    let text = text.trim();
+    match text.split_once(':') {
+        Some((name, level)) => {
+            let level = level
+                .trim()
+                .parse::<i32>()
+                .map_err(|_| CodecError::invalid(format!("\"{text}\": level \"{level}\" is not an integer")))?;
+            Ok((name.trim(), Some(level)))
+        }
+        None => Ok((text, None)),
+    }
+}
+
 /// The choice named `text` (trimmed, any case), or an InvalidParameter error listing them all.
 pub fn parse_named<T: Named>(text: &str) -> Result<T> {
     let wanted = text.trim();

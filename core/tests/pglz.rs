@@ -639,9 +639,9 @@ fn pglz_malformed_input_table() {
             false,
             "offset 0 at input byte 10",
         ),
-        ("short output", vec![0x00, b'a', b'b'], 3, true, "ends after 2 of 3"),
+        ("short output", vec![0x00, b'a', b'b'], 3, true, "decodes to 2 bytes, but the raw size given is 3"),
         ("unused input", vec![0x00, b'a', b'b', b'c'], 2, true, "unused"),
-        ("empty input checked", vec![], 1, true, "ends after 0 of 1"),
+        ("empty input checked", vec![], 1, true, "decodes to 0 bytes, but the raw size given is 1"),
         ("leftover with raw 0", vec![0x00], 0, true, "unused"),
     ];
     for (name, bytes, raw, check, want) in cases {

@@ -60,8 +60,8 @@ pub fn maximum_compressed_size(raw_prefix: usize, total_compressed: usize) -> us
 fn check_completion(produced: usize, raw_size: usize, consumed: usize, slen: usize) -> Result<()> {
     if produced != raw_size {
         return Err(CodecError::corrupt(format!(
-            "pglz data decodes to {produced} bytes, but the raw size given is {raw_size}: the size given does \
-             not match the data, or the data is truncated"
+            "pglz: the data decodes to {produced} bytes, but the raw size given is {raw_size}: the size given \
+             does not match the data, or the data is truncated"
         )));
     }
     if consumed != slen {

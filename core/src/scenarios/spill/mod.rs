@@ -84,7 +84,7 @@ use serde::Serialize;
 
 use crate::clock::Timer;
 use crate::error::{try_reserve, try_resize, CodecError, Result};
-use crate::registry::{parse_named, Named};
+use crate::registry::{parse_named, split_level, Named};
 use crate::zstd_codec;
 
 mod strategies;
@@ -139,15 +139,7 @@ pub struct SpillSpec {
 
 impl SpillSpec {
     pub fn parse(text: &str, default_level: i32) -> Result<SpillSpec> {
-        let (name, level) = match text.trim().split_once(':') {
-            Some((name, level)) => {
-                let level = level.trim().parse::<i32>().map_err(|_| {
-                    CodecError::invalid(format!("spill strategy \"{text}\": level \"{level}\" is not an integer"))
-                })?;
-                (name, Some(level))
-            }
-            None => (text, None),
-        };
+        let (name, level) = split_level(text)?;
         let strategy: SpillStrategy = parse_named(name)?;
         let level = match (strategy, level) {
             (SpillStrategy::ZstdStream, level) => Some(zstd_codec::check_level(level.unwrap_or(default_level))?),
