@@ -5,7 +5,9 @@
 #      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml)
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
-#   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway cluster
+#   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
+#      cluster; then pgrx-tests/upgrade.sh: every frozen release updated to this one must equal
+#      a fresh install, object by object
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,9 +37,14 @@ no_crash_in_log() {
     return 1
   fi
 }
-# The end-to-end tests, then memory_limited on a cluster limited to 1.5 GB per process.
+# The end-to-end tests and the upgrade test, then memory_limited on a cluster limited to 1.5 GB
+# per process.
 e2e() {
-  install_extension && cluster_start e2e && pgrx-tests/run.sh && no_crash_in_log || return 1
+  local failed=0
+  install_extension && cluster_start e2e || return 1
+  pgrx-tests/run.sh || failed=1
+  pgrx-tests/upgrade.sh || failed=1
+  no_crash_in_log && ((failed == 0)) || return 1
   cluster_stop
   CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/run.sh memory_limited && no_crash_in_log
 }
