@@ -8,6 +8,9 @@
 #   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
 #      cluster; then pgrx-tests/upgrade.sh: every frozen release updated to this one must equal
 #      a fresh install, object by object
+#   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
+#      installs it over / on a fresh cluster
+# The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +24,29 @@ run_layer() {
   if "$@"; then status[$name]=passed; else status[$name]=FAILED; fi
 }
 
-gates() {
-  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings
+# PGXN's META.json: the keys spec 1.0.0 requires, and the version of Cargo.toml.
+meta_json() {
+  python3 - <<'PY'
+import json, re, sys
+meta = json.load(open("META.json"))
+version = re.search(r'^version = "(.*)"$', open("Cargo.toml").read(), re.M).group(1)
+errors = [f"META.json: no {k}" for k in ("name", "abstract", "version", "maintainer", "license", "provides", "meta-spec")
+          if not meta.get(k)]
+provided = meta.get("provides", {}).get("compresslab", {})
+errors += [f"META.json: no provides.compresslab.{k}" for k in ("file", "version", "abstract") if not provided.get(k)]
+errors += [f"META.json: {k} is {v!r}, Cargo.toml's version is {version!r}"
+           for k, v in (("version", meta.get("version")), ("provides.compresslab.version", provided.get("version")))
+           if v != version]
+if meta.get("meta-spec", {}).get("version") != "1.0.0":
+    errors.append("META.json: meta-spec.version is not 1.0.0")
+print("\n".join(errors) or f"META.json: complete, version {version}")
+sys.exit(1 if errors else 0)
+PY
 }
-run_layer "gates (fmt, clippy)" gates
+gates() {
+  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings && meta_json
+}
+run_layer "gates (fmt, clippy, META.json)" gates
 run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
@@ -51,10 +73,13 @@ e2e() {
 run_layer "end-to-end (pgrx-tests)" e2e
 cluster_stop
 trap - EXIT
+# The tarball, from the release build install_extension made (the package test starts and stops
+# a cluster of its own).
+run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/package.sh'
 
 echo "== summary"
 passed=0 failed=0
-for layer in "gates (fmt, clippy)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)"; do
+for layer in "gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)"; do
   echo "$layer: ${status[$layer]}"
   if [[ ${status[$layer]} == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
