@@ -53,10 +53,25 @@ cluster_start() {
   echo "cluster: running in $CLUSTER_DATA on port $PGPORT"
 }
 
-# Build the extension in release mode and install it into PostgreSQL 15's directories.
+# The install scripts of earlier releases, frozen in sql/compresslab--X.sql (X a version, not
+# the current one, whose script pgrx generates), copied into an extension directory, so that
+# CREATE EXTENSION compresslab VERSION 'X' works there (the upgrade test starts from it).
+# cargo pgrx install copies only the update scripts sql/compresslab--X--Y.sql.
+install_frozen_sql() {
+  local extdir=$1 current f
+  current=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$COMPRESSLAB_ROOT/Cargo.toml" | head -1)
+  for f in "$COMPRESSLAB_ROOT"/sql/compresslab--*.sql; do
+    [[ $(basename "$f") == compresslab--*--* || $(basename "$f") == "compresslab--$current.sql" ]] && continue
+    install -m 644 "$f" "$extdir/" || return 1
+  done
+}
+
+# Build the extension in release mode and install it into PostgreSQL 15's directories, with the
+# frozen install scripts of earlier releases.
 install_extension() {
   mkdir -p "$COMPRESSLAB_ROOT/target"
   (cd "$COMPRESSLAB_ROOT" && cargo pgrx install --release --pg-config /usr/bin/pg_config >"$COMPRESSLAB_ROOT/target/install.log" 2>&1) ||
     { tail -50 "$COMPRESSLAB_ROOT/target/install.log"; return 1; }
+  install_frozen_sql "$(/usr/bin/pg_config --sharedir)/extension" || return 1
   echo "install: compresslab (release) installed into $(/usr/bin/pg_config --pkglibdir)"
 }

@@ -5,7 +5,12 @@
 #      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml)
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
-#   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway cluster
+#   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
+#      cluster; then pgrx-tests/upgrade.sh: every frozen release updated to this one must equal
+#      a fresh install, object by object
+#   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
+#      installs it over / on a fresh cluster
+# The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,10 +24,29 @@ run_layer() {
   if "$@"; then status[$name]=passed; else status[$name]=FAILED; fi
 }
 
-gates() {
-  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings
+# PGXN's META.json: the keys spec 1.0.0 requires, and the version of Cargo.toml.
+meta_json() {
+  python3 - <<'PY'
+import json, re, sys
+meta = json.load(open("META.json"))
+version = re.search(r'^version = "(.*)"$', open("Cargo.toml").read(), re.M).group(1)
+errors = [f"META.json: no {k}" for k in ("name", "abstract", "version", "maintainer", "license", "provides", "meta-spec")
+          if not meta.get(k)]
+provided = meta.get("provides", {}).get("compresslab", {})
+errors += [f"META.json: no provides.compresslab.{k}" for k in ("file", "version", "abstract") if not provided.get(k)]
+errors += [f"META.json: {k} is {v!r}, Cargo.toml's version is {version!r}"
+           for k, v in (("version", meta.get("version")), ("provides.compresslab.version", provided.get("version")))
+           if v != version]
+if meta.get("meta-spec", {}).get("version") != "1.0.0":
+    errors.append("META.json: meta-spec.version is not 1.0.0")
+print("\n".join(errors) or f"META.json: complete, version {version}")
+sys.exit(1 if errors else 0)
+PY
 }
-run_layer "gates (fmt, clippy)" gates
+gates() {
+  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings && meta_json
+}
+run_layer "gates (fmt, clippy, META.json)" gates
 run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
@@ -35,20 +59,28 @@ no_crash_in_log() {
     return 1
   fi
 }
-# The end-to-end tests, the README's tables against the catalogue, then memory_limited on a
-# cluster limited to 1.5 GB per process.
+# The end-to-end tests, the upgrade test and the README's tables against the catalogue, then
+# memory_limited on a cluster limited to 1.5 GB per process.
 e2e() {
-  install_extension && cluster_start e2e && pgrx-tests/run.sh && pgrx-tests/readme_check.sh && no_crash_in_log || return 1
+  local failed=0
+  install_extension && cluster_start e2e || return 1
+  pgrx-tests/run.sh || failed=1
+  pgrx-tests/upgrade.sh || failed=1
+  pgrx-tests/readme_check.sh || failed=1
+  no_crash_in_log && ((failed == 0)) || return 1
   cluster_stop
   CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/run.sh memory_limited && no_crash_in_log
 }
 run_layer "end-to-end (pgrx-tests)" e2e
 cluster_stop
 trap - EXIT
+# The tarball, from the release build install_extension made (the package test starts and stops
+# a cluster of its own).
+run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/package.sh'
 
 echo "== summary"
 passed=0 failed=0
-for layer in "gates (fmt, clippy)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)"; do
+for layer in "gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)"; do
   echo "$layer: ${status[$layer]}"
   if [[ ${status[$layer]} == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done

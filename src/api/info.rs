@@ -5,10 +5,11 @@ use compresslab_core::registry::{Named, METHODS};
 use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, Method};
 use pgrx::prelude::*;
 
-/// The extension's version.
+/// The extension's version: this crate's, which is the control file's `default_version` (the
+/// core crate is versioned on its own).
 #[pg_extern(immutable, parallel_safe)]
 fn version() -> &'static str {
-    compresslab_core::VERSION
+    env!("CARGO_PKG_VERSION")
 }
 
 /// Sample input for the smoke round trips: repetitive text with some variation.
