@@ -15,8 +15,8 @@ use crate::server::check_interrupts;
 /// Compress `data` into compresslab's self-describing format with the method of the
 /// `compresslab.method` setting (and `compresslab.zstd_level` for zstd): STABLE, since it
 /// reads settings.
-#[pg_extern(stable, strict, parallel_safe, name = "compress")]
-fn compress_with_settings(data: &[u8]) -> Vec<u8> {
+#[pg_extern(stable, strict, parallel_safe)]
+fn compress(data: &[u8]) -> Vec<u8> {
     let method = gucs::method();
     let level = (method == Method::Zstd).then(gucs::zstd_level);
     envelope_compress(data, method, level)
