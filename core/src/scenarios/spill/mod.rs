@@ -325,3 +325,12 @@ fn read_spill(
 
 #[cfg(test)]
 mod tests;
+
+/// Read a spill `file` written by `strategy` back against `records`, with a fresh decoder:
+/// the reading half of [`simulate`], for the fuzz target `spill_file_read_never_panics`.
+/// Any damage is [`CodecError::Corrupt`]; nothing may panic.
+#[doc(hidden)]
+pub fn read_back(strategy: SpillStrategy, file: &[u8], records: &[Vec<u8>]) -> Result<()> {
+    let (_, mut dec) = strategies::codec_pair(strategy, 1)?;
+    read_spill(strategy.name(), file, records, dec.as_mut(), strategy.headers(), &mut || {})
+}

@@ -1,0 +1,72 @@
+//! Property: `pglz::compress` is PostgreSQL 15's `pglz_compress` (linked from libpgcommon.a):
+//! for every input and strategy, both refuse, or both accept with byte-identical output.
+//!
+//! Input: byte 0 picks the strategy: the exported `PGLZ_strategy_default` or
+//! `PGLZ_strategy_always` (checked field by field against `Strategy::DEFAULT` / `ALWAYS`), or
+//! a struct built from the next 6 bytes, whose fields reach below and above every clamp
+//! (negative and over-range rates, drops and good lengths, small minimum and maximum sizes,
+//! tiny first_success_by). The rest is the input to compress; run with a -max_len above 4096
+//! so that the 4096-entry history wraps.
+#![no_main]
+
+use compresslab_core::pglz::{self, Strategy};
+use compresslab_fuzz::{c_pglz_compress, c_strategy_fields, CStrategy, PgLzStrategy, Reader};
+use libfuzzer_sys::fuzz_target;
+
+fn fields(s: &PgLzStrategy) -> [i32; 6] {
+    [s.min_input_size, s.max_input_size, s.min_comp_rate, s.first_success_by, s.match_size_good, s.match_size_drop]
+}
+
+fn rust_fields(s: &Strategy) -> [i32; 6] {
+    [s.min_input_size, s.max_input_size, s.min_comp_rate, s.first_success_by, s.match_size_good, s.match_size_drop]
+}
+
+fn custom(r: &mut Reader) -> (Strategy, PgLzStrategy) {
+    let b = [r.u8(), r.u8(), r.u8(), r.u8(), r.u8(), r.u8()];
+    let min_input_size = i32::from(b[0] % 64) - 4;
+    let max_input_size = if b[1] < 128 { i32::MAX } else { i32::from(b[1]) * 32 };
+    let min_comp_rate = i32::from(b[2] as i8); // -128..=127: below 0, 0..=99, above 99
+    let first_success_by = if b[3] < 32 { i32::MAX } else { i32::from(b[3]) * 8 - 512 };
+    let match_size_good = i32::from(b[4]) + i32::from(b[4] >> 7) * 600 - 32; // -32..=223, 727..=823
+    let match_size_drop = i32::from(b[5] as i8); // -128..=127: below 0, 0..=100, above 100
+    let s =
+        Strategy { min_input_size, max_input_size, min_comp_rate, first_success_by, match_size_good, match_size_drop };
+    let c = PgLzStrategy {
+        min_input_size,
+        max_input_size,
+        min_comp_rate,
+        first_success_by,
+        match_size_good,
+        match_size_drop,
+    };
+    (s, c)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut r = Reader::new(data);
+    let selector = r.u8();
+    let (rust_strategy, c_strategy) = match selector % 4 {
+        0 => (Strategy::DEFAULT, CStrategy::Default),
+        1 => (Strategy::ALWAYS, CStrategy::Always),
+        _ => {
+            let (s, c) = custom(&mut r);
+            (s, CStrategy::Custom(c))
+        }
+    };
+    assert_eq!(rust_fields(&rust_strategy), fields(&c_strategy_fields(c_strategy)), "strategy fields differ");
+    let src = r.rest;
+    let c = c_pglz_compress(src, c_strategy);
+    let rust = pglz::compress(src, &rust_strategy);
+    match (&c, &rust) {
+        (Some(c), Some(rust)) => {
+            assert!(c == rust, "outputs differ ({} vs {} bytes) for {rust_strategy:?}", c.len(), rust.len())
+        }
+        (None, None) => {}
+        (c, rust) => panic!(
+            "accept/refuse differ for {rust_strategy:?}, {} input bytes: C {:?}, Rust {:?}",
+            src.len(),
+            c.as_ref().map(|v| v.len()),
+            rust.as_ref().map(|v| v.len())
+        ),
+    }
+});

@@ -1,0 +1,19 @@
+//! Property: `pglz::compress_fast` (the faster, not byte-identical encoder) output decodes back to the input,
+//! is strictly smaller than it, fits `max_output`, and `compress_fast_to` writes the same bytes;
+//! for the DEFAULT and ALWAYS strategies.
+#![no_main]
+
+use compresslab_core::pglz::{self, Strategy};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    for strategy in [Strategy::ALWAYS, Strategy::DEFAULT] {
+        let Some(packed) = pglz::compress_fast(data, &strategy) else { continue };
+        assert!(packed.len() < data.len(), "accepted output must be smaller than the input");
+        assert_eq!(pglz::decompress(&packed, data.len(), true).unwrap(), data);
+        let mut dst = vec![0u8; pglz::max_output(data.len())];
+        let n = pglz::compress_fast_to(data, &mut dst, &strategy)
+            .expect("compress_fast_to accepts what compress_fast accepts");
+        assert_eq!(&dst[..n], &packed[..]);
+    }
+});

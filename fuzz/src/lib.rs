@@ -1,0 +1,148 @@
+//! Helpers shared by the fuzz targets: a byte reader that turns the fuzzer's input into
+//! parameters, PostgreSQL's C pglz behind a safe wrapper, and the fixed zstd dictionary.
+
+use std::os::raw::c_char;
+
+/// Reads parameters from the front of the fuzzer's input; missing bytes read as 0, so every
+/// input is usable and short inputs exercise the small cases.
+pub struct Reader<'a> {
+    pub rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Reader { rest: data }
+    }
+
+    pub fn u8(&mut self) -> u8 {
+        match self.rest.split_first() {
+            Some((&b, rest)) => {
+                self.rest = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    pub fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+
+    pub fn u32(&mut self) -> u32 {
+        u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
+    }
+
+    /// Up to `n` bytes (fewer if the input ends).
+    pub fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let n = n.min(self.rest.len());
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        head
+    }
+}
+
+/// PostgreSQL's `PGLZ_Strategy`: six `int32`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct PgLzStrategy {
+    pub min_input_size: i32,
+    pub max_input_size: i32,
+    pub min_comp_rate: i32,
+    pub first_success_by: i32,
+    pub match_size_good: i32,
+    pub match_size_drop: i32,
+}
+
+extern "C" {
+    fn pglz_decompress(source: *const c_char, slen: i32, dest: *mut c_char, rawsize: i32, check_complete: bool) -> i32;
+    fn pglz_compress(source: *const c_char, slen: i32, dest: *mut c_char, strategy: *const PgLzStrategy) -> i32;
+    static PGLZ_strategy_default: *const PgLzStrategy;
+    static PGLZ_strategy_always: *const PgLzStrategy;
+}
+
+/// Spare zero bytes after the input given to the C decoder: on a tag truncated at the end of
+/// the input it reads up to 2 bytes past `slen` before noticing.
+pub const C_DECODER_SLACK: usize = 4;
+
+/// PostgreSQL 15's `pglz_decompress` into a fresh buffer of `raw_size` bytes: `None` for -1.
+pub fn c_pglz_decompress(src: &[u8], raw_size: usize, check_complete: bool) -> Option<Vec<u8>> {
+    let mut padded = Vec::with_capacity(src.len() + C_DECODER_SLACK);
+    padded.extend_from_slice(src);
+    padded.resize(src.len() + C_DECODER_SLACK, 0);
+    let mut dest = vec![0u8; raw_size];
+    // SAFETY: `padded` holds `src.len()` input bytes plus C_DECODER_SLACK readable bytes (the C
+    // decoder reads at most 2 past `slen`); it writes only inside `dest[..raw_size]` (every copy
+    // is clamped to `destend`). Both lengths are small (fuzzer inputs), so they fit in i32.
+    let n = unsafe {
+        pglz_decompress(
+            padded.as_ptr().cast(),
+            i32::try_from(src.len()).unwrap(),
+            dest.as_mut_ptr().cast(),
+            i32::try_from(raw_size).unwrap(),
+            check_complete,
+        )
+    };
+    if n < 0 {
+        return None;
+    }
+    dest.truncate(n as usize);
+    Some(dest)
+}
+
+/// Which strategy the C compressor gets.
+#[derive(Debug, Clone, Copy)]
+pub enum CStrategy {
+    /// The exported `PGLZ_strategy_default` pointer.
+    Default,
+    /// The exported `PGLZ_strategy_always` pointer.
+    Always,
+    /// A struct built here.
+    Custom(PgLzStrategy),
+}
+
+/// PostgreSQL 15's `pglz_compress`: `None` when it returns -1.
+pub fn c_pglz_compress(src: &[u8], strategy: CStrategy) -> Option<Vec<u8>> {
+    // pglz_compress may write up to 4 bytes past the limit it checks (one item).
+    let mut dest = vec![0u8; src.len() + 4];
+    let custom;
+    // SAFETY: reading the two exported `const PGLZ_Strategy *const` globals, which are
+    // initialised at load time and never written.
+    let strategy_ptr: *const PgLzStrategy = unsafe {
+        match strategy {
+            CStrategy::Default => PGLZ_strategy_default,
+            CStrategy::Always => PGLZ_strategy_always,
+            CStrategy::Custom(s) => {
+                custom = s;
+                &custom
+            }
+        }
+    };
+    // SAFETY: `dest` has `slen + 4` bytes, PostgreSQL's documented requirement
+    // (PGLZ_MAX_OUTPUT); the source is read only within `slen`; the strategy pointer is valid
+    // for the call. The C function keeps static history tables, so calls must not run
+    // concurrently: libFuzzer runs one input at a time per process.
+    let n = unsafe {
+        pglz_compress(src.as_ptr().cast(), i32::try_from(src.len()).unwrap(), dest.as_mut_ptr().cast(), strategy_ptr)
+    };
+    if n < 0 {
+        return None;
+    }
+    dest.truncate(n as usize);
+    Some(dest)
+}
+
+/// The C strategies' fields, to check the Rust constants against the exported structs.
+pub fn c_strategy_fields(strategy: CStrategy) -> PgLzStrategy {
+    // SAFETY: as above, the exported pointers point to static, initialised structs.
+    unsafe {
+        match strategy {
+            CStrategy::Default => *PGLZ_strategy_default,
+            CStrategy::Always => *PGLZ_strategy_always,
+            CStrategy::Custom(s) => s,
+        }
+    }
+}
+
+/// A zstd dictionary trained (`zstd --train`) on small JSON-like records, committed with the
+/// seeds; the seed corpus of `zstd_decode_with_dictionary_never_panics` holds frames made with it.
+pub static FIXED_ZSTD_DICTIONARY: &[u8] = include_bytes!("../seeds/zstd.dict");
