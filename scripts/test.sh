@@ -77,10 +77,12 @@ trap - EXIT
 # The tarball, from the release build install_extension made (the package test starts and stops
 # a cluster of its own).
 run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/package.sh'
+# A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
+run_layer "fuzz (smoke)" scripts/fuzz.sh 5
 
 echo "== summary"
 passed=0 failed=0
-for layer in "gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)"; do
+for layer in "gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)"; do
   echo "$layer: ${status[$layer]}"
   if [[ ${status[$layer]} == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done

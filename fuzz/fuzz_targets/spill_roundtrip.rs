@@ -7,7 +7,7 @@
 #![no_main]
 
 use compresslab_core::registry::Named;
-use compresslab_core::scenarios::spill::{simulate, SpillStrategy};
+use compresslab_core::scenarios::spill::{simulate, SpillSpec, SpillStrategy};
 use compresslab_fuzz::Reader;
 use libfuzzer_sys::fuzz_target;
 
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         }
         records.push(record);
     }
-    let rows = simulate(&records, SpillStrategy::ALL, level, &mut || {}).unwrap();
+    let rows = simulate(&records, &SpillSpec::all(level), &mut || {}).unwrap();
     let raw: usize = records.iter().map(|r| r.len()).sum();
     assert_eq!(rows.len(), SpillStrategy::ALL.len());
     for row in &rows {
