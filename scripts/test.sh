@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The README's test command: set up what is missing, then run the gates and all three test
-# layers.
+# The README's test command: set up what is missing, then run the gates and every test layer.
 #   0. gates: rustfmt (cargo fmt --check) and clippy with -D warnings (every unsafe block
 #      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml)
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
@@ -10,6 +9,7 @@
 #      a fresh install, object by object
 #   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
 #      installs it over / on a fresh cluster
+#   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
 # The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
