@@ -75,7 +75,8 @@ SELECT name, pg_temp.try(q) AS result FROM (VALUES
   ('NULL in the strategies',                   $q$SELECT compresslab.simulate_spill('SELECT 1', ARRAY[NULL]::text[])$q$),
   ('relation OID 0',                           $q$SELECT compresslab.bench_pages(0)$q$),
   ('negative synthetic size',                  $q$SELECT compresslab.bench_synthetic('text', size => -1)$q$),
-  ('result larger than a bytea',               $q$SELECT compresslab.synthetic('zeros', 1073741823)$q$)
+  ('result larger than a bytea',               $q$SELECT compresslab.synthetic('zeros', 1073741823)$q$),
+  ('missing server file',                      $q$SELECT compresslab.bench_file('no/such/file')$q$)
 ) AS cases(name, q)
 ORDER BY name;
 -- A skippable frame before a frame is read past, as the lz4 tool does.
