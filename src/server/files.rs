@@ -15,6 +15,16 @@ use crate::errors::{raise, report, OrRaise};
 /// Bytes read between interrupt checks.
 const READ_CHUNK: u64 = 4 << 20;
 
+/// The operating system's words for an I/O error, as PostgreSQL prints them (`%m`), without
+/// Rust's "(os error N)".
+fn os_message(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        // SAFETY: strerror returns a pointer to a NUL-terminated message for any error number.
+        Some(code) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }.to_string_lossy().into_owned(),
+        None => e.to_string(),
+    }
+}
+
 /// `length` bytes of the file at `path` (relative to the data directory, or absolute) from
 /// `offset` (NULL length: to the end), at most `limit` bytes.
 pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usize) -> Vec<u8> {
@@ -24,7 +34,7 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
             std::io::ErrorKind::PermissionDenied => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
             _ => PgSqlErrorCode::ERRCODE_IO_ERROR,
         };
-        report(code, format!("could not read file \"{path}\": {e}"), None)
+        report(code, format!("could not read file \"{path}\": {}", os_message(&e)), None)
     };
     if offset < 0 || length.is_some_and(|l| l < 0) {
         raise(CodecError::invalid("offset and length must not be negative"));
