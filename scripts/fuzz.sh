@@ -95,6 +95,10 @@ for target in "${targets[@]}"; do
   files=$(find "$corpus" -type f | wc -l)
   if ((rc == 0)); then
     result=ok
+  elif grep -q 'libFuzzer: run interrupted' "$log"; then
+    # SIGINT/SIGTERM from outside (libFuzzer exits 72): not a finding, but not a full run either.
+    failed=$((failed + 1))
+    result="INTERRUPTED (killed from outside after ${elapsed} s) — see $log"
   else
     failed=$((failed + 1))
     artifact=$(grep -oE 'artifacts/[^ ]+' "$log" | tail -1)
@@ -102,5 +106,5 @@ for target in "${targets[@]}"; do
   fi
   printf '%-52s %14s %8s %7s  %s\n' "$target" "${execs:-?}" "$files" "$elapsed" "$result"
 done
-echo "fuzz: ${#targets[@]} targets, $failed with findings"
+echo "fuzz: ${#targets[@]} targets, $failed with findings or interrupted"
 ((failed == 0))
