@@ -12,7 +12,7 @@ CREATE TYPE compresslab.bench_result AS (
     compress_wall_seconds float8, compress_cpu_seconds float8, decompress_wall_seconds float8, decompress_cpu_seconds float8,
     iterations int
 );
-COMMENT ON TYPE compresslab.bench_result IS 'One benchmark row: payload source, method and level, slice size; bytes in and out; median and best MB/s and median ns per uncompressed byte; wall and CPU (getrusage) seconds of the timed iterations';
+COMMENT ON TYPE compresslab.bench_result IS 'One benchmark row: payload source, method and level, slice size; bytes in and out; median and best MB/s and median ns per uncompressed byte; wall and CPU (thread CPU clock) seconds of the timed iterations';
 
 -- compresslab_core::lab::ChecksumRow: bench_crc.
 CREATE TYPE compresslab.checksum_result AS (
@@ -41,3 +41,17 @@ CREATE TYPE compresslab.toast_compression_estimate AS (
     ratio float8, compress_mbps float8, decompress_mbps float8
 );
 COMMENT ON TYPE compresslab.toast_compression_estimate IS 'A column under one TOAST compression method: values, values kept compressed, raw and stored bytes (pg_column_size), ratio, compression and decompression speed';
+
+-- compresslab_core::scenarios::wal::WalWhatIfRow: wal_whatif.
+CREATE TYPE compresslab.wal_whatif_row AS (
+    wal_compression text, start_lsn text, end_lsn text, records bigint, fpi_images bigint,
+    sampled_images bigint, compressed_images bigint, stored_images bigint, fpi_bytes bigint,
+    wal_bytes bigint, saving_percent float8, compress_cpu_seconds float8, decompress_cpu_seconds float8
+);
+COMMENT ON TYPE compresslab.wal_whatif_row IS 'A range of WAL under one wal_compression setting: records, full-page images (sampled, that would be compressed, really stored this way), image bytes (fpi_length), WAL bytes as laid out, saving against off, CPU seconds to compress (write) and decompress (replay) the images';
+
+-- compresslab_core::scenarios::wal::WalWhatIfRelationRow: wal_whatif_by_relation.
+CREATE TYPE compresslab.wal_whatif_relation_row AS (
+    relation text, fork text, wal_compression text, fpi_images bigint, fpi_bytes bigint, saving_percent float8
+);
+COMMENT ON TYPE compresslab.wal_whatif_relation_row IS 'One relation fork''s full-page images in a range of WAL under one wal_compression setting: images, image bytes, saving against off';

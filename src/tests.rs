@@ -381,18 +381,36 @@ mod tests {
             compress_mbps: 1.0,
             decompress_mbps: 1.0,
         };
+        let layout = compresslab_core::scenarios::wal::layout::WalLayout::new(16 << 20);
+        let whatif = compresslab_core::scenarios::wal::WalWhatIf::new(layout, vec![("off".into(), None)], 1.0)
+            .unwrap()
+            .finish()
+            .unwrap()
+            .remove(0);
+        let by_relation = compresslab_core::scenarios::wal::WalWhatIfRelationRow {
+            relation: "public.t".into(),
+            fork: "main".into(),
+            wal_compression: "off".into(),
+            fpi_images: 1,
+            fpi_bytes: 1,
+            saving_percent: 0.0,
+        };
         let check = |type_name: &str, names: Vec<String>| assert_eq!(columns(type_name), names, "{type_name}");
         check("compresslab.bench_result", fields(&bench));
         check("compresslab.checksum_result", fields(&checksum));
         check("compresslab.spill_result", fields::<SpillRow>(&spill));
         check("compresslab.wal_compression_estimate", fields::<FpiRow>(&fpi));
         check("compresslab.toast_compression_estimate", fields(&toast));
+        check("compresslab.wal_whatif_row", fields(&whatif));
+        check("compresslab.wal_whatif_relation_row", fields(&by_relation));
         // and the conversion accepts each
         crate::rows::to_composite("compresslab.bench_result", &bench);
         crate::rows::to_composite("compresslab.checksum_result", &checksum);
         crate::rows::to_composite("compresslab.spill_result", &spill);
         crate::rows::to_composite("compresslab.wal_compression_estimate", &fpi);
         crate::rows::to_composite("compresslab.toast_compression_estimate", &toast);
+        crate::rows::to_composite("compresslab.wal_whatif_row", &whatif);
+        crate::rows::to_composite("compresslab.wal_whatif_relation_row", &by_relation);
     }
 
     /// A row that does not fit its type is an ERROR, not a wrong tuple.

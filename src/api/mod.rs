@@ -16,3 +16,4 @@ mod info;
 mod lab;
 mod scenarios;
 mod spill;
+mod wal;

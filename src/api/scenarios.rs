@@ -21,7 +21,7 @@ use crate::server::{sampling, PgHooks};
 /// Pages read and measured per batch.
 const PAGES_PER_BATCH: usize = 1024;
 
-fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
+pub(super) fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
     build_codec(&MethodSpec::parse(method, gucs::zstd_level()).or_raise())
 }
 

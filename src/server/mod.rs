@@ -1,5 +1,6 @@
-//! What touches the server: its pages through the buffer manager, SPI queries, files, the
-//! privilege checks, and its own C codecs. Nothing here knows what a benchmark is.
+//! What touches the server: its pages through the buffer manager, its WAL through its own
+//! reader, SPI queries, files, the privilege checks, and its own C codecs. Nothing here knows
+//! what a benchmark is.
 
 pub mod c_codecs;
 pub mod c_zstd;
@@ -8,6 +9,7 @@ pub mod pages;
 pub mod privileges;
 pub mod relations;
 pub mod sampling;
+pub mod wal;
 
 use compresslab_core::lab::Hooks;
 use pgrx::prelude::*;

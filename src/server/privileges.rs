@@ -46,12 +46,27 @@ pub fn require_page_read(rel: &PgRelation) {
     }
 }
 
+fn may_read_server_files() -> bool {
+    is_superuser() || user_has_role(pg_sys::ROLE_PG_READ_SERVER_FILES)
+}
+
 /// Server files and WAL: superuser or pg_read_server_files, as for pg_read_binary_file().
 pub fn require_server_file_read(path: &str) {
-    if !(is_superuser() || user_has_role(pg_sys::ROLE_PG_READ_SERVER_FILES)) {
+    if !may_read_server_files() {
         permission_denied(
             format!("permission denied to read server file \"{path}\""),
             "Only superusers and members of pg_read_server_files may benchmark server files and WAL.",
+        );
+    }
+}
+
+/// WAL holds every row of every table: superuser or pg_read_server_files, PostgreSQL 16's
+/// rule for pg_walinspect.
+pub fn require_wal_read(what: &str) {
+    if !may_read_server_files() {
+        permission_denied(
+            format!("permission denied to {what}"),
+            "WAL holds every row of every table: only superusers and members of pg_read_server_files may read it.",
         );
     }
 }

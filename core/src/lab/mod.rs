@@ -20,7 +20,7 @@
 //! * **Reported.** Bytes in and out, the ratio, compression and decompression speed as MB/s
 //!   (10^6 bytes per second of *uncompressed* bytes, like lzbench) and ns per uncompressed byte,
 //!   each the median and the best of the iterations, plus the summed wall time and the CPU time
-//!   (user + system, from `getrusage(RUSAGE_THREAD)`) of the timed regions.
+//!   (user + system, from the thread's CPU clock; see `clock`) of the timed regions.
 
 pub mod checksums;
 pub mod codecs;

@@ -28,10 +28,11 @@ use crate::page::{self, Hole, BLCKSZ};
 pub const COMPRESSED_HOLE_HEADER: usize = 2;
 
 /// PostgreSQL 15's `wal_compression` settings and the method each runs, as registry method
-/// text: our pglz is byte-identical to the server's; lz4 and zstd are the server's own liblz4
-/// and libzstd at the settings xloginsert.c uses (`LZ4_compress_default`, `ZSTD_CLEVEL_DEFAULT`).
+/// text: the server's own C routines at the settings xloginsert.c uses (`pglz_compress` with
+/// `PGLZ_strategy_default`, `LZ4_compress_default`, `ZSTD_compress` at `ZSTD_CLEVEL_DEFAULT`), so
+/// CPU figures are what the server would spend, not what our faster pglz would.
 pub const WAL_SETTINGS: &[(&str, Option<&str>)] =
-    &[("off", None), ("pglz", Some("pglz")), ("lz4", Some("server_lz4")), ("zstd", Some("server_zstd:3"))];
+    &[("off", None), ("pglz", Some("server_pglz")), ("lz4", Some("server_lz4")), ("zstd", Some("server_zstd:3"))];
 
 /// The bytes WAL stores for one page image, and whether they are compressed.
 pub fn stored_image(page: &[u8], codec: Option<&mut (dyn Codec + '_)>, scratch: &mut Vec<u8>) -> Result<(usize, bool)> {
@@ -41,11 +42,17 @@ pub fn stored_image(page: &[u8], codec: Option<&mut (dyn Codec + '_)>, scratch: 
         return Ok((orig_len, false));
     };
     let image = Hole::Removed.apply(page);
-    let extra = if hole_length != 0 { COMPRESSED_HOLE_HEADER } else { 0 };
     Ok(match compress_to_vec(codec, &image, scratch)? {
-        Some(len) if len + extra < orig_len => (len, true),
+        Some(len) if keeps_compressed(len, hole_length) => (len, true),
         _ => (orig_len, false),
     })
+}
+
+/// `XLogCompressBackupBlock`'s rule: a compressed image is kept only if it and its extra
+/// header (for a page with a hole) are shorter than the raw hole-less image.
+pub fn keeps_compressed(compressed_len: usize, hole_length: usize) -> bool {
+    let extra = if hole_length != 0 { COMPRESSED_HOLE_HEADER } else { 0 };
+    compressed_len + extra < BLCKSZ - hole_length
 }
 
 /// One `wal_compression` setting's totals.
@@ -70,7 +77,7 @@ pub struct FpiRow {
     pub stored_bytes: i64,
     /// raw_bytes / stored_bytes.
     pub ratio: f64,
-    /// CPU seconds (getrusage) to compress the images under this setting.
+    /// CPU seconds (thread CPU clock) to compress the images under this setting.
     pub compress_cpu_seconds: f64,
 }
 

@@ -73,8 +73,8 @@
 //! from the start with a fresh decoder, record by record, and compares each decoded record
 //! byte for byte with the original. A malformed header or payload, a decoder error, trailing
 //! bytes or a record that decodes to different bytes is [`CodecError::Corrupt`]; a wrong
-//! number is never reported. `wall_seconds` and `cpu_seconds` (getrusage of this
-//! thread) cover writing plus reading all records, including the copy and the comparison,
+//! number is never reported. `wall_seconds` and `cpu_seconds` (this thread's CPU
+//! clock) cover writing plus reading all records, including the copy and the comparison,
 //! which cost every strategy the same.
 //!
 //! The caller's `tick` runs every [`TICK_EVERY`] records while writing and while reading (the

@@ -1,0 +1,536 @@
+//! WAL what-if: the WAL a range of real records would have taken under each `wal_compression`
+//! setting, and the CPU the server would have spent writing and replaying its full-page images.
+//!
+//! The extension reads the records with the server's own WAL reader and hands each one here:
+//! its LSN, `xl_tot_len`, whether it is an `XLOG_SWITCH`, and its full-page images as stored
+//! (`bimg_len`, hole, `bimg_info`'s compression method). For every setting:
+//!
+//! 1. **Each image is rebuilt** as the page it images (decompressed by the method it was stored
+//!    with, hole zero-filled; the extension does this with `RestoreBlockImage`), the hole the
+//!    record names is cut out again, and the hole-less image is compressed with the server's own
+//!    C routine for that setting. [`keeps_compressed`] decides, as `XLogCompressBackupBlock`
+//!    does, whether the compressed image is stored (then with the 2-byte hole header when the
+//!    page has a hole) or the raw one.
+//! 2. **Each record's length** under the setting is its real length with its images' bytes
+//!    swapped: `xl_tot_len - Σ bytes stored now + Σ bytes stored under the setting`.
+//! 3. **The records are laid out** from the range's start LSN ([`layout::WalCursor`]): MAXALIGN,
+//!    page headers, segment switches. Under the setting the range was really written with,
+//!    this reproduces the real byte count exactly.
+//!
+//! CPU is timed per batch of images (about 1 MB), interleaved by setting, each batch's
+//! compressed images decompressed again with the same library (what replay would spend) and
+//! verified against the original bytes. Memory is one batch, not the range.
+//!
+//! **Sampling.** With `sample` < 1 only every (1/sample)-th image is rebuilt and compressed,
+//! evenly spaced and starting with the first; the others are charged the ratio measured on the
+//! sampled images so far (bytes stored in the record per raw byte), and CPU is scaled by raw
+//! bytes. Counts of records and images are always exact.
+
+pub mod layout;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::clock::Timer;
+use crate::error::{try_resize, Result};
+use crate::lab::codecs::Codec;
+use crate::page::BLCKSZ;
+use crate::scenarios::fpi::{keeps_compressed, COMPRESSED_HOLE_HEADER};
+use crate::CodecError;
+use layout::{WalCursor, WalLayout};
+
+/// Hole-less images buffered before a timed round of compression.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// How a full-page image is stored in the WAL read (`bimg_info`'s `BKPIMAGE_COMPRESS_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredAs {
+    Raw,
+    Pglz,
+    Lz4,
+    Zstd,
+}
+
+impl StoredAs {
+    /// `BKPIMAGE_COMPRESS_PGLZ`, `_LZ4`, `_ZSTD` in PostgreSQL 15's `bimg_info`.
+    pub fn from_bimg_info(bimg_info: u8) -> StoredAs {
+        match bimg_info & 0x1c {
+            0 => StoredAs::Raw,
+            0x04 => StoredAs::Pglz,
+            0x08 => StoredAs::Lz4,
+            _ => StoredAs::Zstd,
+        }
+    }
+
+    /// The `wal_compression` setting that stores images this way (`off` for raw images).
+    pub fn setting(self) -> &'static str {
+        match self {
+            StoredAs::Raw => "off",
+            StoredAs::Pglz => "pglz",
+            StoredAs::Lz4 => "lz4",
+            StoredAs::Zstd => "zstd",
+        }
+    }
+}
+
+/// The relation fork an image belongs to (`RelFileNode` and fork number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RelationKey {
+    pub tablespace: u32,
+    pub database: u32,
+    pub relfilenode: u32,
+    pub fork: u8,
+}
+
+/// One full-page image as a record holds it.
+#[derive(Debug, Clone, Copy)]
+pub struct ImageRef {
+    pub relation: RelationKey,
+    pub stored_as: StoredAs,
+    /// `bimg_len`: the image's bytes in the record.
+    pub bimg_len: u16,
+    pub hole_offset: u16,
+    pub hole_length: u16,
+}
+
+impl ImageRef {
+    /// Bytes the image takes in its record now: the image, and the hole header of a
+    /// compressed image with a hole.
+    fn bytes_in_record(&self) -> u64 {
+        let header = self.stored_as != StoredAs::Raw && self.hole_length != 0;
+        self.bimg_len as u64 + if header { COMPRESSED_HOLE_HEADER as u64 } else { 0 }
+    }
+
+    /// The hole-less image's length: what `off` stores.
+    fn raw_len(&self) -> usize {
+        BLCKSZ - self.hole_length as usize
+    }
+}
+
+/// One WAL record: its LSN, `xl_tot_len`, and whether it is an `XLOG_SWITCH`.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordRef {
+    pub lsn: u64,
+    pub total_length: u32,
+    pub is_switch: bool,
+}
+
+/// One result row of `wal_whatif`: the range under one `wal_compression` setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WalWhatIfRow {
+    pub wal_compression: String,
+    pub start_lsn: String,
+    pub end_lsn: String,
+    pub records: i64,
+    pub fpi_images: i64,
+    /// Images rebuilt and compressed (all of them unless `sample` < 1).
+    pub sampled_images: i64,
+    /// Images that would be stored compressed (estimated from the sample).
+    pub compressed_images: i64,
+    /// Images of the range really stored this way (the setting(s) in force when written).
+    pub stored_images: i64,
+    /// Image bytes under this setting (`bimg_len`, pg_walinspect's `fpi_length`).
+    pub fpi_bytes: i64,
+    /// WAL bytes of the range under this setting, laid out as the server lays it out.
+    pub wal_bytes: i64,
+    /// Of `wal_bytes`, against `off`.
+    pub saving_percent: f64,
+    /// CPU seconds (thread CPU clock) the server would spend compressing the images (writing WAL).
+    pub compress_cpu_seconds: f64,
+    /// CPU seconds it would spend decompressing the images kept compressed (replaying WAL).
+    pub decompress_cpu_seconds: f64,
+}
+
+/// One relation fork's full-page images under one setting (`wal_whatif_by_relation`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WalWhatIfRelationRow {
+    pub relation: String,
+    pub fork: String,
+    pub wal_compression: String,
+    pub fpi_images: i64,
+    pub fpi_bytes: i64,
+    /// Of `fpi_bytes`, against `off`.
+    pub saving_percent: f64,
+}
+
+/// Per-setting totals.
+struct Setting {
+    name: String,
+    codec: Option<Box<dyn Codec>>,
+    cursor: Option<WalCursor>,
+    /// `bimg_len` over all images (sampled exactly, the others estimated).
+    fpi_bytes: u64,
+    /// Over the sampled images: raw bytes, bytes in the record, `bimg_len`, compressed count.
+    sampled_raw: u64,
+    sampled_in_record: u64,
+    sampled_bimg: u64,
+    sampled_compressed: u64,
+    compress_cpu: f64,
+    decompress_cpu: f64,
+    /// Per image of the current batch: (bytes in record, bimg_len, compressed).
+    batch_results: Vec<(u64, u64, bool)>,
+}
+
+impl Setting {
+    /// (bytes in record, `bimg_len`) charged to an image that was not sampled.
+    fn estimate(&self, image: &ImageRef) -> (u64, u64) {
+        let raw = image.raw_len() as u64;
+        if self.codec.is_none() || self.sampled_raw == 0 {
+            return (raw, raw);
+        }
+        let scale = |sampled: u64| (raw as f64 * sampled as f64 / self.sampled_raw as f64).round() as u64;
+        (scale(self.sampled_in_record), scale(self.sampled_bimg))
+    }
+}
+
+struct PendingImage {
+    image: ImageRef,
+    /// Index of the hole-less image in the batch, if it was sampled.
+    slot: Option<usize>,
+}
+
+struct PendingRecord {
+    total_length: u64,
+    images: std::ops::Range<usize>,
+}
+
+/// Image counts and per-setting `bimg_len` of one relation fork.
+struct RelationTotals {
+    images: u64,
+    bytes: Vec<u64>,
+}
+
+/// The what-if over a range of records; see the module comment.
+pub struct WalWhatIf {
+    layout: WalLayout,
+    settings: Vec<Setting>,
+    sample: f64,
+    start_lsn: Option<u64>,
+    end_lsn: u64,
+    records: u64,
+    images: u64,
+    sampled_images: u64,
+    raw_image_bytes: u64,
+    stored: [u64; 4],
+    relations: BTreeMap<RelationKey, RelationTotals>,
+    page: Vec<u8>,
+    /// Hole-less images of the batch, back to back, and where each starts.
+    batch: Vec<u8>,
+    batch_starts: Vec<usize>,
+    packed: Vec<u8>,
+    unpacked: Vec<u8>,
+    pending_records: Vec<PendingRecord>,
+    pending_images: Vec<PendingImage>,
+}
+
+impl WalWhatIf {
+    /// `settings`: name and codec of each setting, `off` (no codec) first. `sample` in (0, 1].
+    pub fn new(layout: WalLayout, settings: Vec<(String, Option<Box<dyn Codec>>)>, sample: f64) -> Result<WalWhatIf> {
+        if !(sample > 0.0 && sample <= 1.0) {
+            return Err(CodecError::invalid(format!("sample must be in (0, 1], got {sample}")));
+        }
+        if settings.first().is_none_or(|(_, codec)| codec.is_some()) {
+            return Err(CodecError::invalid("the first setting must be off (no codec)"));
+        }
+        let settings = settings
+            .into_iter()
+            .map(|(name, codec)| Setting {
+                name,
+                codec,
+                cursor: None,
+                fpi_bytes: 0,
+                sampled_raw: 0,
+                sampled_in_record: 0,
+                sampled_bimg: 0,
+                sampled_compressed: 0,
+                compress_cpu: 0.0,
+                decompress_cpu: 0.0,
+                batch_results: Vec::new(),
+            })
+            .collect();
+        let mut page = Vec::new();
+        try_resize(&mut page, BLCKSZ, "page image")?;
+        Ok(WalWhatIf {
+            layout,
+            settings,
+            sample,
+            start_lsn: None,
+            end_lsn: 0,
+            records: 0,
+            images: 0,
+            sampled_images: 0,
+            raw_image_bytes: 0,
+            stored: [0; 4],
+            relations: BTreeMap::new(),
+            page,
+            batch: Vec::new(),
+            batch_starts: Vec::new(),
+            packed: Vec::new(),
+            unpacked: Vec::new(),
+            pending_records: Vec::new(),
+            pending_images: Vec::new(),
+        })
+    }
+
+    /// Image `index` (counting from 0 over the range) is rebuilt and compressed: evenly spaced,
+    /// the first always.
+    fn is_sampled(&self, index: u64) -> bool {
+        index == 0 || (index as f64 * self.sample).floor() > ((index - 1) as f64 * self.sample).floor()
+    }
+
+    /// Add one record, in LSN order. `restore(i, page)` writes image `i`'s page (BLCKSZ bytes,
+    /// hole zero-filled) into `page`; it is called only for sampled images.
+    pub fn add_record(
+        &mut self,
+        record: RecordRef,
+        images: &[ImageRef],
+        restore: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        if self.start_lsn.is_none() {
+            self.start_lsn = Some(record.lsn);
+            let cursor = WalCursor::new(self.layout, record.lsn);
+            self.settings.iter_mut().for_each(|s| s.cursor = Some(cursor));
+        }
+        self.records += 1;
+        if record.is_switch {
+            // A switch's padding depends on where it starts: lay out everything before it first.
+            self.flush()?;
+        }
+        if images.is_empty() {
+            for s in &mut self.settings {
+                s.cursor
+                    .as_mut()
+                    .expect("set at the first record")
+                    .append(record.total_length as u64, record.is_switch);
+            }
+            return Ok(());
+        }
+        let first = self.pending_images.len();
+        for (i, image) in images.iter().enumerate() {
+            let slot = if self.is_sampled(self.images) {
+                restore(i, &mut self.page)?;
+                let hole = image.hole_offset as usize..(image.hole_offset + image.hole_length) as usize;
+                if hole.end > BLCKSZ {
+                    return Err(CodecError::corrupt(format!(
+                        "the image at {} has a hole {hole:?} outside the page",
+                        lsn_text(record.lsn)
+                    )));
+                }
+                self.batch_starts.push(self.batch.len());
+                let at = self.batch.len();
+                try_resize(&mut self.batch, at + image.raw_len(), "image batch")?;
+                self.batch[at..at + hole.start].copy_from_slice(&self.page[..hole.start]);
+                self.batch[at + hole.start..].copy_from_slice(&self.page[hole.end..]);
+                self.sampled_images += 1;
+                Some(self.batch_starts.len() - 1)
+            } else {
+                None
+            };
+            self.images += 1;
+            self.raw_image_bytes += image.raw_len() as u64;
+            self.stored[image.stored_as as usize] += 1;
+            self.pending_images.push(PendingImage { image: *image, slot });
+        }
+        self.pending_records
+            .push(PendingRecord { total_length: record.total_length as u64, images: first..self.pending_images.len() });
+        if record.is_switch {
+            // Rare (a switch record has no images); keep the layout order anyway.
+            self.flush()?;
+        } else if self.batch.len() >= BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The end LSN of the range read (the end of its last record), for the rows.
+    pub fn set_end_lsn(&mut self, end_lsn: u64) {
+        self.end_lsn = end_lsn;
+    }
+
+    /// Compress the batch under every setting (timed), then lay out the pending records.
+    fn flush(&mut self) -> Result<()> {
+        let n = self.batch_starts.len();
+        let end_of = |starts: &[usize], batch: &[u8], i: usize| starts.get(i + 1).copied().unwrap_or(batch.len());
+        for setting in &mut self.settings {
+            setting.batch_results.clear();
+            let Some(codec) = setting.codec.as_deref_mut() else {
+                for i in 0..n {
+                    let len = (end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]) as u64;
+                    setting.batch_results.push((len, len, false));
+                }
+                continue;
+            };
+            // Compress every image into its own room in `packed`, timed as one run.
+            let mut room = Vec::with_capacity(n);
+            let mut total_room = 0;
+            for i in 0..n {
+                room.push(total_room);
+                total_room += codec.compress_bound(end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]);
+            }
+            try_resize(&mut self.packed, total_room, "compressed images")?;
+            let mut lengths = Vec::with_capacity(n);
+            let timer = Timer::start();
+            for i in 0..n {
+                let image = &self.batch[self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i)];
+                let out_end = room.get(i + 1).copied().unwrap_or(total_room);
+                lengths.push(codec.compress(image, &mut self.packed[room[i]..out_end], &mut || ())?);
+            }
+            setting.compress_cpu += timer.stop().1;
+            // What the server keeps, then the replay side: decompress what is kept, timed.
+            try_resize(&mut self.unpacked, self.batch.len(), "decompressed images")?;
+            let timer = Timer::start();
+            for i in 0..n {
+                if let Some(len) = lengths[i] {
+                    let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
+                    if keeps_compressed(len, BLCKSZ - raw.len()) {
+                        codec.decompress(&self.packed[room[i]..room[i] + len], &mut self.unpacked[raw], &mut || ())?;
+                    }
+                }
+            }
+            setting.decompress_cpu += timer.stop().1;
+            for (i, length) in lengths.into_iter().enumerate() {
+                let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
+                let hole_length = BLCKSZ - raw.len();
+                let result = match length {
+                    Some(len) if keeps_compressed(len, hole_length) => {
+                        if self.unpacked[raw.clone()] != self.batch[raw.clone()] {
+                            return Err(CodecError::corrupt(format!(
+                                "{} did not give back a full-page image it compressed",
+                                setting.name
+                            )));
+                        }
+                        let header = if hole_length != 0 { COMPRESSED_HOLE_HEADER } else { 0 };
+                        ((len + header) as u64, len as u64, true)
+                    }
+                    _ => (raw.len() as u64, raw.len() as u64, false),
+                };
+                setting.batch_results.push(result);
+            }
+        }
+        for setting in &mut self.settings {
+            for (i, &(in_record, bimg, compressed)) in setting.batch_results.iter().enumerate() {
+                setting.sampled_raw += (end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]) as u64;
+                setting.sampled_in_record += in_record;
+                setting.sampled_bimg += bimg;
+                setting.sampled_compressed += compressed as u64;
+            }
+        }
+        self.lay_out_pending();
+        self.batch.clear();
+        self.batch_starts.clear();
+        self.pending_records.clear();
+        self.pending_images.clear();
+        Ok(())
+    }
+
+    fn lay_out_pending(&mut self) {
+        let settings = self.settings.len();
+        for record in &self.pending_records {
+            let images = &self.pending_images[record.images.clone()];
+            let now: u64 = images.iter().map(|p| p.image.bytes_in_record()).sum();
+            for (s, setting) in self.settings.iter_mut().enumerate() {
+                let mut then = 0;
+                for p in images {
+                    let (in_record, bimg) = match p.slot {
+                        Some(slot) => {
+                            let (in_record, bimg, _) = setting.batch_results[slot];
+                            (in_record, bimg)
+                        }
+                        None => setting.estimate(&p.image),
+                    };
+                    then += in_record;
+                    setting.fpi_bytes += bimg;
+                    let totals = self
+                        .relations
+                        .entry(p.image.relation)
+                        .or_insert_with(|| RelationTotals { images: 0, bytes: vec![0; settings] });
+                    totals.bytes[s] += bimg;
+                }
+                let length = record.total_length + then - now;
+                setting.cursor.as_mut().expect("set at the first record").append(length, false);
+            }
+            for p in images {
+                self.relations.get_mut(&p.image.relation).expect("added above").images += 1;
+            }
+        }
+    }
+
+    /// Lay out what is left and return one row per setting, `off` first.
+    pub fn finish(&mut self) -> Result<Vec<WalWhatIfRow>> {
+        self.flush()?;
+        let start = self.start_lsn.unwrap_or(self.end_lsn);
+        let off_bytes = self.settings[0].cursor.map_or(0, |c| c.bytes());
+        let rows = self
+            .settings
+            .iter()
+            .map(|s| {
+                let wal_bytes = s.cursor.map_or(0, |c| c.bytes());
+                let scale = if s.sampled_raw > 0 { self.raw_image_bytes as f64 / s.sampled_raw as f64 } else { 0.0 };
+                let stored_as = [StoredAs::Raw, StoredAs::Pglz, StoredAs::Lz4, StoredAs::Zstd];
+                let stored = stored_as.iter().find(|w| w.setting() == s.name).map_or(0, |w| self.stored[*w as usize]);
+                let compressed = if self.sampled_images > 0 {
+                    (s.sampled_compressed as f64 * self.images as f64 / self.sampled_images as f64).round() as i64
+                } else {
+                    0
+                };
+                WalWhatIfRow {
+                    wal_compression: s.name.clone(),
+                    start_lsn: lsn_text(start),
+                    end_lsn: lsn_text(self.end_lsn.max(start)),
+                    records: self.records as i64,
+                    fpi_images: self.images as i64,
+                    sampled_images: self.sampled_images as i64,
+                    compressed_images: compressed,
+                    stored_images: stored as i64,
+                    fpi_bytes: s.fpi_bytes as i64,
+                    wal_bytes: wal_bytes as i64,
+                    saving_percent: percent_saved(off_bytes, wal_bytes),
+                    compress_cpu_seconds: s.compress_cpu * scale,
+                    decompress_cpu_seconds: s.decompress_cpu * scale,
+                }
+            })
+            .collect();
+        Ok(rows)
+    }
+
+    /// Per relation fork and setting, the largest `off` image bytes first; `name` turns a key
+    /// into (relation, fork) text. Call after [`WalWhatIf::finish`].
+    pub fn relation_rows(&self, name: &mut dyn FnMut(&RelationKey) -> (String, String)) -> Vec<WalWhatIfRelationRow> {
+        let mut relations: Vec<(&RelationKey, &RelationTotals)> = self.relations.iter().collect();
+        relations.sort_by_key(|(key, totals)| (std::cmp::Reverse(totals.bytes.first().copied().unwrap_or(0)), **key));
+        let mut rows = Vec::new();
+        for (key, totals) in relations {
+            let (relation, fork) = name(key);
+            let off = totals.bytes.first().copied().unwrap_or(0);
+            for (s, setting) in self.settings.iter().enumerate() {
+                let bytes = totals.bytes.get(s).copied().unwrap_or(0);
+                rows.push(WalWhatIfRelationRow {
+                    relation: relation.clone(),
+                    fork: fork.clone(),
+                    wal_compression: setting.name.clone(),
+                    fpi_images: totals.images as i64,
+                    fpi_bytes: bytes as i64,
+                    saving_percent: percent_saved(off, bytes),
+                });
+            }
+        }
+        rows
+    }
+}
+
+fn percent_saved(base: u64, now: u64) -> f64 {
+    if base == 0 {
+        0.0
+    } else {
+        100.0 * (base as f64 - now as f64) / base as f64
+    }
+}
+
+/// An LSN as PostgreSQL prints it: `16/B374D848`.
+pub fn lsn_text(lsn: u64) -> String {
+    format!("{:X}/{:X}", lsn >> 32, lsn as u32)
+}
+
+#[cfg(test)]
+mod tests;

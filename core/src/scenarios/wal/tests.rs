@@ -1,0 +1,207 @@
+use super::layout::{WalCursor, WalLayout, LONG_PAGE_HEADER, XLOG_BLCKSZ};
+use super::*;
+use crate::lab::codecs::tests::codec;
+use crate::rng::SeededRng;
+use crate::scenarios::fpi::stored_image;
+
+const SEGMENT: u64 = 16 << 20;
+/// A record's bytes besides its images: header, block headers, data.
+const OTHER_BYTES: u32 = 60;
+
+fn settings() -> Vec<(String, Option<Box<dyn Codec>>)> {
+    vec![
+        ("off".into(), None),
+        ("pglz".into(), Some(codec("pglz"))),
+        ("lz4".into(), Some(codec("lz4"))),
+        ("zstd".into(), Some(codec("zstd:3"))),
+    ]
+}
+
+/// A heap-like page: header with pd_lower/pd_upper, a zero hole, tuples of text above it.
+fn page(lower: u16, upper: u16, seed: u64) -> Vec<u8> {
+    let mut rng = SeededRng::new(seed);
+    let mut p = vec![0u8; BLCKSZ];
+    for (i, b) in p.iter_mut().enumerate().skip(upper as usize) {
+        *b = b"abcdefghij0123456789 "[(i + rng.below(3) as usize) % 21];
+    }
+    p[12..14].copy_from_slice(&lower.to_le_bytes());
+    p[14..16].copy_from_slice(&upper.to_le_bytes());
+    p
+}
+
+fn image(relfilenode: u32, p: &[u8], stored_as: StoredAs, bimg_len: usize) -> ImageRef {
+    let (hole_offset, hole_length) = crate::page::hole(p);
+    ImageRef {
+        relation: RelationKey { tablespace: 1663, database: 5, relfilenode, fork: 0 },
+        stored_as,
+        bimg_len: bimg_len as u16,
+        hole_offset: hole_offset as u16,
+        hole_length: hole_length as u16,
+    }
+}
+
+/// A `restore` that hands back `page` for every image.
+fn restore_from(page: &[u8]) -> impl FnMut(usize, &mut [u8]) -> Result<()> + '_ {
+    move |_, out| {
+        out.copy_from_slice(page);
+        Ok(())
+    }
+}
+
+/// Run records of one raw image each through the what-if.
+fn run(pages: &[Vec<u8>], sample: f64, start: u64) -> (Vec<WalWhatIfRow>, WalWhatIf) {
+    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), sample).unwrap();
+    let mut lsn = start;
+    for (i, p) in pages.iter().enumerate() {
+        let img = image(100 + (i % 2) as u32, p, StoredAs::Raw, BLCKSZ - crate::page::hole(p).1);
+        let total = OTHER_BYTES + img.bimg_len as u32;
+        let record = RecordRef { lsn, total_length: total, is_switch: false };
+        whatif.add_record(record, &[img], &mut restore_from(p)).unwrap();
+        lsn += layout::maxalign(total as u64); // good enough: tests read the cursor, not this
+    }
+    (whatif.finish().unwrap(), whatif)
+}
+
+#[test]
+fn off_replays_the_range_as_written() {
+    let pages: Vec<Vec<u8>> = (0..50).map(|i| page(200, 3000, i)).collect();
+    let (rows, _) = run(&pages, 1.0, 5 * XLOG_BLCKSZ + 24);
+    let mut expected = WalCursor::new(WalLayout::new(SEGMENT), 5 * XLOG_BLCKSZ + 24);
+    pages.iter().for_each(|_| expected.append((OTHER_BYTES as usize + BLCKSZ - 2800) as u64, false));
+    let off = &rows[0];
+    assert_eq!((off.wal_compression.as_str(), off.records, off.fpi_images), ("off", 50, 50));
+    assert_eq!(off.wal_bytes as u64, expected.bytes());
+    assert_eq!(off.fpi_bytes as usize, 50 * (BLCKSZ - 2800));
+    assert_eq!((off.stored_images, rows[1].stored_images), (50, 0));
+    assert_eq!((off.compress_cpu_seconds, off.decompress_cpu_seconds, off.saving_percent), (0.0, 0.0, 0.0));
+}
+
+#[test]
+fn each_setting_stores_what_xlog_compress_backup_block_would() {
+    let pages: Vec<Vec<u8>> = (0..30).map(|i| page(200, 3000, i)).collect();
+    let (rows, _) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    for (row, (name, codec)) in rows.iter().zip(settings()).skip(1) {
+        let mut codec = codec.unwrap();
+        let mut cursor = WalCursor::new(WalLayout::new(SEGMENT), LONG_PAGE_HEADER);
+        let mut fpi_bytes = 0;
+        for p in &pages {
+            let (len, compressed) = stored_image(p, Some(codec.as_mut()), &mut Vec::new()).unwrap();
+            assert!(compressed, "{name}: text pages compress");
+            fpi_bytes += len;
+            cursor.append((OTHER_BYTES as usize + len + 2) as u64, false);
+        }
+        assert_eq!(row.wal_compression, name);
+        assert_eq!(row.fpi_bytes as usize, fpi_bytes, "{name}");
+        assert_eq!(row.wal_bytes as u64, cursor.bytes(), "{name}");
+        assert_eq!(row.compressed_images, 30);
+        assert!(row.saving_percent > 10.0 && row.saving_percent < 100.0, "{name}: {}", row.saving_percent);
+    }
+}
+
+#[test]
+fn incompressible_images_stay_raw_under_every_setting() {
+    let mut rng = SeededRng::new(9);
+    let pages: Vec<Vec<u8>> = (0..8)
+        .map(|_| {
+            let mut p = page(8192, 8192, 0);
+            rng.fill(&mut p[24..]);
+            p
+        })
+        .collect();
+    let (rows, _) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    for row in &rows {
+        assert_eq!((row.compressed_images, row.fpi_bytes as usize), (0, 8 * BLCKSZ), "{}", row.wal_compression);
+        assert_eq!(row.wal_bytes, rows[0].wal_bytes);
+        assert_eq!(row.decompress_cpu_seconds, 0.0);
+    }
+}
+
+#[test]
+fn a_compressed_image_in_the_range_is_swapped_for_each_settings_bytes() {
+    // A record written under pglz: its image is 700 bytes plus the 2-byte hole header.
+    let p = page(200, 3000, 1);
+    let img = image(7, &p, StoredAs::Pglz, 700);
+    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
+    let record = RecordRef { lsn: LONG_PAGE_HEADER, total_length: OTHER_BYTES + 702, is_switch: false };
+    whatif.add_record(record, &[img], &mut restore_from(&p)).unwrap();
+    let rows = whatif.finish().unwrap();
+    let raw = BLCKSZ - 2800;
+    assert_eq!(rows[0].fpi_bytes as usize, raw);
+    assert_eq!(rows[0].wal_bytes as u64, layout::maxalign((OTHER_BYTES as usize + raw) as u64));
+    assert_eq!((rows[0].stored_images, rows[1].stored_images), (0, 1));
+    let (pglz_len, _) = stored_image(&p, Some(codec("pglz").as_mut()), &mut Vec::new()).unwrap();
+    assert_eq!(rows[1].wal_bytes as u64, layout::maxalign((OTHER_BYTES as usize + pglz_len + 2) as u64));
+}
+
+#[test]
+fn a_sample_charges_the_others_the_sampled_ratio() {
+    // Identical images: the sample's ratio is every image's ratio, so the estimate is exact.
+    let pages: Vec<Vec<u8>> = (0..40).map(|_| page(200, 3000, 3)).collect();
+    let (exact, _) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    let (sampled, _) = run(&pages, 0.25, LONG_PAGE_HEADER);
+    for (e, s) in exact.iter().zip(&sampled) {
+        assert_eq!(s.sampled_images, 10);
+        assert_eq!((s.records, s.fpi_images, s.compressed_images), (e.records, e.fpi_images, e.compressed_images));
+        assert_eq!((s.fpi_bytes, s.wal_bytes), (e.fpi_bytes, e.wal_bytes), "{}", e.wal_compression);
+    }
+    // The first image is always sampled, then every fourth.
+    let whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 0.25).unwrap();
+    let picked: Vec<u64> = (0..12).filter(|&i| whatif.is_sampled(i)).collect();
+    assert_eq!(picked, [0, 4, 8]);
+}
+
+#[test]
+fn a_switch_record_pads_to_the_segment_end_under_every_setting() {
+    let p = page(200, 3000, 1);
+    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
+    let img = image(1, &p, StoredAs::Raw, BLCKSZ - 2800);
+    let first = RecordRef { lsn: SEGMENT + 4096, total_length: OTHER_BYTES + img.bimg_len as u32, is_switch: false };
+    whatif.add_record(first, &[img], &mut restore_from(&p)).unwrap();
+    let switch = RecordRef { lsn: SEGMENT + 9000, total_length: 24, is_switch: true };
+    whatif.add_record(switch, &[], &mut |_, _| unreachable!()).unwrap();
+    let rows = whatif.finish().unwrap();
+    for row in &rows {
+        assert_eq!(row.wal_bytes as u64, SEGMENT - 4096 + LONG_PAGE_HEADER, "{}", row.wal_compression);
+    }
+    assert_eq!(rows[0].records, 2);
+}
+
+#[test]
+fn relations_are_listed_largest_first_with_every_setting() {
+    let pages: Vec<Vec<u8>> = (0..5).map(|i| page(200, 3000 + 1000 * (i % 2) as u16, i)).collect();
+    let (rows, whatif) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    let by_relation = whatif.relation_rows(&mut |key| (format!("rel{}", key.relfilenode), "main".into()));
+    // Relation 100 has the three pages with the smaller hole: more bytes, listed first.
+    assert_eq!(by_relation.len(), 2 * rows.len());
+    assert_eq!((by_relation[0].relation.as_str(), by_relation[0].fpi_images), ("rel100", 3));
+    assert_eq!((by_relation[4].relation.as_str(), by_relation[4].fpi_images), ("rel101", 2));
+    for (s, row) in rows.iter().enumerate() {
+        let sum: i64 =
+            by_relation.iter().filter(|r| r.wal_compression == row.wal_compression).map(|r| r.fpi_bytes).sum();
+        assert_eq!(sum, row.fpi_bytes, "{s}");
+    }
+}
+
+#[test]
+fn bad_arguments_and_holes_are_errors() {
+    assert!(WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 0.0).is_err());
+    assert!(WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.5).is_err());
+    assert!(WalWhatIf::new(WalLayout::new(SEGMENT), settings().split_off(1), 1.0).is_err());
+    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
+    let p = page(200, 3000, 1);
+    let mut bad = image(1, &p, StoredAs::Raw, 100);
+    bad.hole_offset = 8000;
+    let record = RecordRef { lsn: LONG_PAGE_HEADER, total_length: 200, is_switch: false };
+    let err = whatif.add_record(record, &[bad], &mut restore_from(&p)).unwrap_err();
+    assert!(err.message().contains("outside the page"), "{}", err.message());
+}
+
+#[test]
+fn lsns_print_as_postgres_prints_them() {
+    assert_eq!(lsn_text(0x16_B374_D848), "16/B374D848");
+    assert_eq!(lsn_text(0x0100_0028), "0/1000028");
+    assert_eq!(StoredAs::from_bimg_info(0x02 | 0x01), StoredAs::Raw);
+    assert_eq!(StoredAs::from_bimg_info(0x04 | 0x02), StoredAs::Pglz);
+    assert_eq!(StoredAs::from_bimg_info(0x08), StoredAs::Lz4);
+    assert_eq!(StoredAs::from_bimg_info(0x10 | 0x01), StoredAs::Zstd);
+}

@@ -1,0 +1,284 @@
+//! The server's WAL, read with its own reader (xlogreader.c) the way PostgreSQL 15's
+//! pg_walinspect does: `XLogReaderAllocate` with `read_local_xlog_page_no_wait`, which reads
+//! segments from `pg_wal` up to the flush pointer and never waits for more. A record the reader
+//! cannot decode is an ERROR naming the LSN; a segment that is gone is the reader's own ERROR
+//! naming the segment. The reader is freed (and its segment file closed) when [`WalReader`]
+//! drops, on success and on ERROR alike.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::ptr::NonNull;
+
+use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
+use pgrx::{pg_sys, PgSqlErrorCode};
+
+use crate::errors::report;
+
+// The reader's callbacks, declared here to take their C addresses (pgrx's bindings wrap them
+// in Rust functions). They are only ever called by the reader itself.
+unsafe extern "C-unwind" {
+    fn read_local_xlog_page_no_wait(
+        state: *mut pg_sys::XLogReaderState,
+        target_page: pg_sys::XLogRecPtr,
+        req_len: c_int,
+        target_rec: pg_sys::XLogRecPtr,
+        cur_page: *mut c_char,
+    ) -> c_int;
+    fn wal_segment_open(state: *mut pg_sys::XLogReaderState, seg_no: pg_sys::XLogSegNo, tli: *mut pg_sys::TimeLineID);
+    fn wal_segment_close(state: *mut pg_sys::XLogReaderState);
+    fn RelidByRelfilenode(tablespace: pg_sys::Oid, relfilenode: pg_sys::Oid) -> pg_sys::Oid;
+}
+
+/// `wal_segment_size` of this cluster.
+pub fn segment_size() -> u64 {
+    // SAFETY: a GUC the server sets at start-up and never changes.
+    unsafe { pg_sys::wal_segment_size as u64 }
+}
+
+/// The WAL flushed so far: the end of what may be read.
+pub fn flush_lsn() -> u64 {
+    // SAFETY: reads shared memory under the server's own lock.
+    unsafe { pg_sys::GetFlushRecPtr(std::ptr::null_mut()) }
+}
+
+/// WAL the reader cannot decode: `data_corrupted`, the message naming the LSN.
+fn unreadable(message: String, hint: Option<&str>) -> ! {
+    report(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message, hint)
+}
+
+/// The LSN where the oldest WAL segment of this timeline still in `pg_wal` starts, and the
+/// segment's name.
+pub fn oldest_segment() -> Option<(u64, String)> {
+    // SAFETY: the timeline WAL is being written on; this is not called during recovery.
+    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
+    let prefix = format!("{timeline:08X}");
+    let segments_per_xlogid = 0x1_0000_0000 / segment_size();
+    std::fs::read_dir("pg_wal")
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.len() == 24 && name.starts_with(&prefix) && name.bytes().all(|b| b.is_ascii_hexdigit()))
+        .filter_map(|name| {
+            let log = u64::from_str_radix(&name[8..16], 16).ok()?;
+            let seg = u64::from_str_radix(&name[16..24], 16).ok()?;
+            Some(((log * segments_per_xlogid + seg) * segment_size(), name))
+        })
+        .min()
+}
+
+/// Refuse to read WAL on a standby: its flush pointer and timeline are not this server's own.
+pub fn require_primary() {
+    // SAFETY: reads shared memory.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        report(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "recovery is in progress".into(),
+            Some("Run wal_whatif on the primary."),
+        );
+    }
+}
+
+/// A reader over `[start, end)`: records that start in the range.
+pub struct WalReader {
+    state: NonNull<pg_sys::XLogReaderState>,
+    end: u64,
+    timeline: Option<u32>,
+    done: bool,
+}
+
+/// The record the reader stands on.
+pub struct Record<'a> {
+    reader: &'a mut WalReader,
+}
+
+impl WalReader {
+    /// Open a reader at the first record that starts at or after `start`.
+    pub fn open(start: u64, end: u64) -> WalReader {
+        let mut routine = pg_sys::XLogReaderRoutine {
+            page_read: Some(read_local_xlog_page_no_wait),
+            segment_open: Some(wal_segment_open),
+            segment_close: Some(wal_segment_close),
+        };
+        // SAFETY: palloc0 of the private struct the page_read callback expects; the reader
+        // copies `routine`; a NULL state is the reader's out-of-memory, raised below.
+        let state = unsafe {
+            let private = pg_sys::palloc0(std::mem::size_of::<pg_sys::ReadLocalXLogPageNoWaitPrivate>());
+            pg_sys::XLogReaderAllocate(pg_sys::wal_segment_size, std::ptr::null(), &mut routine, private)
+        };
+        let Some(state) = NonNull::new(state) else {
+            report(PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY, "out of memory allocating a WAL reader".into(), None)
+        };
+        let mut reader = WalReader { state, end, timeline: None, done: false };
+        // SAFETY: a live reader; XLogFindNextRecord reads pages through the callbacks.
+        let first = unsafe { pg_sys::XLogFindNextRecord(reader.state.as_ptr(), start) };
+        if first == 0 {
+            if reader.end_of_wal() {
+                reader.done = true; // no record starts between `start` and the flush LSN
+            } else {
+                unreadable(
+                    format!("could not find a valid WAL record at or after {}", lsn_text(start)),
+                    Some("The WAL there may be damaged."),
+                );
+            }
+        }
+        reader
+    }
+
+    fn end_of_wal(&self) -> bool {
+        // SAFETY: private_data is the ReadLocalXLogPageNoWaitPrivate allocated in `open`.
+        unsafe { (*(self.state.as_ref().private_data as *const pg_sys::ReadLocalXLogPageNoWaitPrivate)).end_of_wal }
+    }
+
+    /// The next record that starts before the end, or None.
+    pub fn next(&mut self) -> Option<Record<'_>> {
+        if self.done {
+            return None;
+        }
+        let mut errormsg: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live reader; the record it returns stays valid until the next read.
+        let record = unsafe { pg_sys::XLogReadRecord(self.state.as_ptr(), &mut errormsg) };
+        // SAFETY: fields of a live reader.
+        let (read_lsn, next_lsn, tli) = unsafe {
+            let s = self.state.as_ref();
+            (s.ReadRecPtr, s.EndRecPtr, s.currTLI)
+        };
+        if record.is_null() {
+            if self.end_of_wal() {
+                return None;
+            }
+            let why = if errormsg.is_null() {
+                "the record could not be decoded".to_string()
+            } else {
+                // SAFETY: the reader's NUL-terminated error buffer.
+                unsafe { CStr::from_ptr(errormsg) }.to_string_lossy().into_owned()
+            };
+            unreadable(format!("could not read WAL at {}: {why}", lsn_text(next_lsn)), None);
+        }
+        if read_lsn >= self.end {
+            self.done = true;
+            return None;
+        }
+        match self.timeline {
+            None => self.timeline = Some(tli),
+            Some(first) if first != tli => report(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("the WAL range switches from timeline {first} to timeline {tli} at {}", lsn_text(read_lsn)),
+                Some("Choose a range within one timeline."),
+            ),
+            Some(_) => {}
+        }
+        Some(Record { reader: self })
+    }
+}
+
+impl Drop for WalReader {
+    fn drop(&mut self) {
+        // SAFETY: the reader was allocated by XLogReaderAllocate and is freed once; freeing it
+        // closes its open segment.
+        unsafe { pg_sys::XLogReaderFree(self.state.as_ptr()) }
+    }
+}
+
+impl Record<'_> {
+    fn decoded(&self) -> &pg_sys::DecodedXLogRecord {
+        // SAFETY: after a successful XLogReadRecord, `record` points at the decoded record.
+        unsafe { &*self.reader.state.as_ref().record }
+    }
+
+    fn blocks(&self) -> &[pg_sys::DecodedBkpBlock] {
+        let record = self.decoded();
+        // SAFETY: the decoded record holds max_block_id + 1 block slots.
+        unsafe { record.blocks.as_slice((record.max_block_id + 1).max(0) as usize) }
+    }
+
+    /// LSN, `xl_tot_len`, and whether it is an `XLOG_SWITCH`.
+    pub fn header(&self) -> RecordRef {
+        let record = self.decoded();
+        let info = record.header.xl_info as u32 & !pg_sys::XLR_INFO_MASK;
+        RecordRef {
+            lsn: record.lsn,
+            total_length: record.header.xl_tot_len,
+            is_switch: record.header.xl_rmid as u32 == pg_sys::RmgrIds::RM_XLOG_ID && info == pg_sys::XLOG_SWITCH,
+        }
+    }
+
+    /// The end of the record (the start of the next).
+    pub fn end_lsn(&self) -> u64 {
+        self.decoded().next_lsn
+    }
+
+    /// The full-page images, and for each its block id.
+    pub fn images(&self) -> (Vec<ImageRef>, Vec<u8>) {
+        let mut images = Vec::new();
+        let mut ids = Vec::new();
+        for (id, block) in self.blocks().iter().enumerate() {
+            if block.in_use && block.has_image {
+                images.push(ImageRef {
+                    relation: RelationKey {
+                        tablespace: block.rnode.spcNode.into(),
+                        database: block.rnode.dbNode.into(),
+                        relfilenode: block.rnode.relNode.into(),
+                        fork: block.forknum as u8,
+                    },
+                    stored_as: StoredAs::from_bimg_info(block.bimg_info),
+                    bimg_len: block.bimg_len,
+                    hole_offset: block.hole_offset,
+                    hole_length: block.hole_length,
+                });
+                ids.push(id as u8);
+            }
+        }
+        (images, ids)
+    }
+
+    /// The page block `id` images, decompressed by its method and with the hole zero-filled,
+    /// into `page` (BLCKSZ bytes).
+    pub fn restore(&mut self, id: u8, page: &mut [u8]) {
+        assert_eq!(page.len(), pg_sys::BLCKSZ as usize);
+        // SAFETY: a live reader standing on this record, a block id it has, and BLCKSZ bytes.
+        let ok = unsafe { pg_sys::RestoreBlockImage(self.reader.state.as_ptr(), id, page.as_mut_ptr().cast()) };
+        if !ok {
+            // SAFETY: the reader's NUL-terminated error buffer, set when RestoreBlockImage fails.
+            let why = unsafe { CStr::from_ptr(self.reader.state.as_ref().errormsg_buf) }.to_string_lossy().into_owned();
+            let lsn = self.decoded().lsn;
+            unreadable(format!("could not restore the full-page image at {}: {why}", lsn_text(lsn)), None);
+        }
+    }
+}
+
+/// A relation fork as `schema.table` (or a description when it is not in this database or no
+/// longer exists) and its fork name.
+pub fn relation_name(key: &RelationKey) -> (String, String) {
+    let fork = match key.fork {
+        0 => "main",
+        1 => "fsm",
+        2 => "vm",
+        3 => "init",
+        _ => "unknown",
+    }
+    .to_string();
+    // SAFETY: MyDatabaseId is set for the whole session.
+    let my_database: u32 = unsafe { pg_sys::MyDatabaseId }.into();
+    if key.database != my_database && key.database != 0 {
+        return (format!("(database {} relfilenode {})", key.database, key.relfilenode), fork);
+    }
+    // SAFETY: RelidByRelfilenode does catalog lookups (which may ERROR, hence the guard) and
+    // returns InvalidOid for a relfilenode no relation has now.
+    let oid = unsafe {
+        pg_sys::ffi::pg_guard_ffi_boundary(|| {
+            RelidByRelfilenode(pg_sys::Oid::from(key.tablespace), pg_sys::Oid::from(key.relfilenode))
+        })
+    };
+    if oid == pg_sys::InvalidOid {
+        return (format!("(dropped or rewritten: relfilenode {})", key.relfilenode), fork);
+    }
+    // SAFETY: catalog lookups on an existing relation; NULL results are handled.
+    let name = unsafe {
+        let rel = pg_sys::get_rel_name(oid);
+        let schema = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid));
+        if rel.is_null() || schema.is_null() {
+            return (format!("(relation {})", u32::from(oid)), fork);
+        }
+        let quote = |s: *mut c_char| CStr::from_ptr(pg_sys::quote_identifier(s)).to_string_lossy().into_owned();
+        format!("{}.{}", quote(schema), quote(rel))
+    };
+    (name, fork)
+}
