@@ -79,7 +79,8 @@ BEGIN
   RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-  RETURN state || ': ' || regexp_replace(regexp_replace(message, '[0-9A-F]{24}', 'SEGMENT', 'g'), '[0-9A-F]+/[0-9A-F]+', 'X/X', 'g')
+  RETURN state || ': ' || regexp_replace(regexp_replace(regexp_replace(message, '[0-9A-F]{24}', 'SEGMENT', 'g'),
+                                               '[0-9A-F]+/[0-9A-F]+', 'X/X', 'g'), 'offset [0-9]+', 'offset N', 'g')
          || coalesce(' HINT: ' || nullif(hint, ''), '');
 END $$;
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif('0/10', NULL)$$);
@@ -114,6 +115,20 @@ RESET statement_timeout;
 SELECT :full_seconds > 0.1 AS a_long_read, extract(epoch FROM clock_timestamp() - :'t1') < :full_seconds / 4 AS stopped_early;
 DROP OWNED BY whatif_user, whatif_reader;
 DROP ROLE whatif_user, whatif_reader;
+-- Damaged and missing WAL (last, as it harms the runs' WAL): an ERROR naming the LSN or the
+-- segment, never a number built on part of the range. Both segments are older than the last
+-- checkpoint, so the server itself no longer needs them.
+SELECT start_lsn AS pglz_start, end_lsn AS pglz_end FROM whatif_runs WHERE setting = 'pglz' \gset
+-- a page of zeros two pages into the pglz run
+SELECT format('dd if=/dev/zero of=pg_wal/%s bs=8192 seek=%s count=1 conv=notrunc status=none',
+              pg_walfile_name(:'pglz_start'::pg_lsn + 16384),
+              ((:'pglz_start'::pg_lsn + 16384 - '0/0'::pg_lsn)::bigint % 16777216) / 8192) AS zero_page \gset
+COPY (SELECT 1) TO PROGRAM :'zero_page';
+SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'pglz_start', :'pglz_end'));
+-- the off run's first segment removed
+SELECT format('rm pg_wal/%s', pg_walfile_name(:'off_start')) AS remove_segment \gset
+COPY (SELECT 1) TO PROGRAM :'remove_segment';
+SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'off_start', :'off_end'));
 ALTER SYSTEM RESET autovacuum;
 ALTER SYSTEM RESET checkpoint_timeout;
 ALTER SYSTEM RESET max_wal_size;
