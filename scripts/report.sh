@@ -21,5 +21,25 @@ cp "$CLUSTER_DATA/pg_wal/$wal_name" "$wal_segment" && chown postgres: "$wal_segm
 echo "report: running the studies (progress below)"
 psql -X -q -v ON_ERROR_STOP=1 -v wal_segment="$wal_segment" -f scripts/report.sql 2>&1 |
   sed -u -e 's/^psql:[^ ]* NOTICE:  compresslab: /  progress: /' -e '/NOTICE:  /d'
+# WAL what-if: the same pgbench run under each wal_compression setting, in a database of its
+# own, from the same starting state; no autovacuum or timed checkpoint in the runs, and their
+# WAL kept in pg_wal until read.
+echo "report: WAL what-if: one pgbench run under each wal_compression setting"
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE whatif" -c "ALTER SYSTEM SET autovacuum = off" \
+  -c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "ALTER SYSTEM SET max_wal_size = '4GB'" \
+  -c "ALTER SYSTEM SET wal_keep_size = '4GB'" -c "SELECT pg_reload_conf()" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -d whatif -c "CREATE EXTENSION compresslab" -c "CREATE EXTENSION pg_walinspect" \
+  -c "CREATE TABLE whatif_runs (setting text, start_lsn pg_lsn, end_lsn pg_lsn)" >/dev/null
+for setting in off pglz lz4 zstd; do
+  "$PG_BINDIR/pgbench" -i -q -s 2 whatif >/dev/null 2>&1
+  psql -X -q -v ON_ERROR_STOP=1 -d whatif \
+    -c "ALTER TABLE pgbench_accounts ALTER COLUMN filler TYPE text USING md5(aid::text)::uuid::text" \
+    -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+  start=$(psql -X -At -d whatif -c "SELECT pg_current_wal_insert_lsn()")
+  PGOPTIONS="-c wal_compression=$setting" "$PG_BINDIR/pgbench" -n -c 1 -t 3000 --random-seed 7 whatif >/dev/null 2>&1
+  end=$(psql -X -At -d whatif -c "SELECT pg_current_wal_insert_lsn()")
+  psql -X -q -d whatif -c "INSERT INTO whatif_runs VALUES ('$setting', '$start', '$end')"
+done
+psql -X -q -v ON_ERROR_STOP=1 -d whatif -f scripts/report_wal_whatif.sql >>results/report.md
 cat results/report.md
 echo "report: written to results/report.md and results/chart.svg"
