@@ -253,14 +253,16 @@ const FOLD_LANES: [u64; 8] = {
 #[target_feature(enable = "avx512f,vpclmulqdq,sse4.2")]
 unsafe fn fold_512(crc: u32, p: *const u8, len: usize) -> u64 {
     use std::arch::x86_64::{
-        __m512i, _mm512_castsi512_si128, _mm512_clmulepi64_epi128, _mm512_extracti32x4_epi32,
-        _mm512_loadu_si512, _mm512_ternarylogic_epi64, _mm512_xor_si512, _mm512_zextsi128_si512, _mm_cvtsi32_si128,
-        _mm_extract_epi64, _mm_xor_si128,
+        __m512i, _mm512_castsi512_si128, _mm512_clmulepi64_epi128, _mm512_extracti32x4_epi32, _mm512_loadu_si512,
+        _mm512_ternarylogic_epi64, _mm512_xor_si512, _mm512_zextsi128_si512, _mm_cvtsi32_si128, _mm_extract_epi64,
+        _mm_xor_si128,
     };
-    debug_assert!(len >= 64 && len % 64 == 0);
-    // SAFETY (all loads below): each reads 64 bytes at p + offset with offset + 64 <= len;
-    // loadu accepts any alignment.
-    let load = |offset: usize| unsafe { _mm512_loadu_si512(p.add(offset).cast::<__m512i>()) };
+    debug_assert!(len >= 64 && len.is_multiple_of(64));
+    let load = |offset: usize| {
+        // SAFETY: every call below reads 64 bytes at p + offset with offset + 64 <= len, which
+        // the caller promises readable; loadu accepts any alignment.
+        unsafe { _mm512_loadu_si512(p.add(offset).cast::<__m512i>()) }
+    };
     let constants = |k: &[u64; 8]| {
         // SAFETY: 64 readable bytes.
         unsafe { _mm512_loadu_si512(k.as_ptr().cast::<__m512i>()) }
