@@ -4,8 +4,8 @@
 //!
 //! * **CRC-32C** (Castagnoli, reflected polynomial 0x82F63B78): WAL records, the control file
 //!   and other on-disk structures since 9.5 (`pg_comp_crc32c`, PostgreSQL 18's `crc32c()`).
-//!   The fast path is the `crc32c` crate (SSE4.2 / ARMv8 instructions with several independent
-//!   streams, software fallback); [`slicing8::crc32c`] is a plain slicing-by-8 reference, the
+//!   The fast path is [`x86`] on x86-64 (SSE4.2 `crc32`, PCLMULQDQ, AVX-512 VPCLMULQDQ) and the
+//!   `crc32c` crate elsewhere; [`slicing8::crc32c`] is a plain slicing-by-8 reference, the
 //!   same algorithm as PostgreSQL's portable `pg_comp_crc32c_sb8`, that the fast path is tested
 //!   against.
 //! * **CRC-32** (standard, zlib/Ethernet, reflected 0xEDB88320): PostgreSQL's "traditional"
