@@ -4,8 +4,8 @@
 //!
 //! * **CRC-32C** (Castagnoli, reflected polynomial 0x82F63B78): WAL records, the control file
 //!   and other on-disk structures since 9.5 (`pg_comp_crc32c`, PostgreSQL 18's `crc32c()`).
-//!   The fast path is the `crc32c` crate (SSE4.2 / ARMv8 instructions with several independent
-//!   streams, software fallback); [`slicing8::crc32c`] is a plain slicing-by-8 reference, the
+//!   The fast path is [`x86`] on x86-64 (SSE4.2 `crc32`, PCLMULQDQ, AVX-512 VPCLMULQDQ) and the
+//!   `crc32c` crate elsewhere; [`slicing8::crc32c`] is a plain slicing-by-8 reference, the
 //!   same algorithm as PostgreSQL's portable `pg_comp_crc32c_sb8`, that the fast path is tested
 //!   against.
 //! * **CRC-32** (standard, zlib/Ethernet, reflected 0xEDB88320): PostgreSQL's "traditional"
@@ -25,38 +25,28 @@ pub mod slicing8;
 
 /// CRC-32C of `data`, continuing from `previous` (the finished CRC-32C of earlier bytes, or 0).
 ///
-/// Short inputs (most WAL records) go through a plain loop over the SSE4.2 `crc32` instruction,
-/// which has no set-up cost; longer ones through the `crc32c` crate, which runs three
-/// independent instruction streams and combines them (figures in BENCHMARKS.md).
+/// On x86-64 with SSE4.2 and PCLMULQDQ (every x86-64 CPU since 2011), [`x86`] does it: short
+/// inputs in one stream of `crc32` instructions, longer ones in three independent streams
+/// combined with carry-less multiplies. Elsewhere the `crc32c` crate (figures in BENCHMARKS.md).
 #[inline]
 pub fn crc32c(previous: u32, data: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if data.len() < SHORT_INPUT && std::arch::is_x86_feature_detected!("sse4.2") {
-        // SAFETY: the CPU supports SSE4.2, checked just above.
-        return unsafe { !crc32c_sse42_short(!previous, data) };
+    if x86::available() {
+        // SAFETY: the CPU supports SSE4.2 and PCLMULQDQ, checked just above.
+        return unsafe { x86::crc32c(previous, data) };
     }
+    crc32c_portable(previous, data)
+}
+
+/// The `crc32c` crate, out of line so that the fast path's caller saves no registers for it.
+#[cold]
+#[inline(never)]
+fn crc32c_portable(previous: u32, data: &[u8]) -> u32 {
     crc32c::crc32c_append(previous, data)
 }
 
-/// Below this many bytes the single-stream loop beats the crate's set-up.
 #[cfg(target_arch = "x86_64")]
-const SHORT_INPUT: usize = 256;
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse4.2")]
-unsafe fn crc32c_sse42_short(register: u32, data: &[u8]) -> u32 {
-    use std::arch::x86_64::{_mm_crc32_u64, _mm_crc32_u8};
-    let mut crc = register as u64;
-    let mut words = data.chunks_exact(8);
-    for word in &mut words {
-        crc = _mm_crc32_u64(crc, u64::from_le_bytes(word.try_into().unwrap()));
-    }
-    let mut crc = crc as u32;
-    for &byte in words.remainder() {
-        crc = _mm_crc32_u8(crc, byte);
-    }
-    crc
-}
+pub(crate) mod x86;
 
 /// Standard (zlib) CRC-32 of `data`, continuing from `previous`.
 #[inline]
