@@ -93,6 +93,13 @@ fn replay(start_lsn: Option<i64>, end_lsn: Option<i64>, sample: f64, what: &str)
     }
     drop(reader);
     whatif.set_end_lsn(last_end);
+    PgHooks.progress(&format!(
+        "wal_whatif: read {} MB of WAL from {} to {} in {:.1} s",
+        (last_end.max(start) - start) >> 20,
+        lsn_text(start),
+        lsn_text(last_end.max(start)),
+        clock.elapsed().as_secs_f64()
+    ));
     whatif
 }
 

@@ -120,6 +120,11 @@ impl WalCursor {
         }
     }
 
+    /// Add `bytes` of records whose exact lengths are not known (estimated, already aligned).
+    pub fn advance(&mut self, bytes: u64) {
+        self.position += bytes;
+    }
+
     /// The WAL bytes from the start to the insert position after the last record, page
     /// headers included: `pg_current_wal_insert_lsn()` after minus before.
     pub fn bytes(&self) -> u64 {

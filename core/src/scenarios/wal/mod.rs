@@ -22,9 +22,12 @@
 //! verified against the original bytes. Memory is one batch, not the range.
 //!
 //! **Sampling.** With `sample` < 1 only every (1/sample)-th image is rebuilt and compressed,
-//! evenly spaced and starting with the first; the others are charged the ratio measured on the
-//! sampled images so far (bytes stored in the record per raw byte), and CPU is scaled by raw
-//! bytes. Counts of records and images are always exact.
+//! evenly spaced and starting with the first. Records are laid out without their unsampled
+//! images, and at the end those images are charged, in one sum, their raw bytes times the ratio
+//! the sampled images give over the whole range (bytes in the record per raw byte) — a ratio
+//! estimator, unbiased when the ratio drifts along the range (a running ratio was not: 5% high
+//! on a pgbench run whose first images were its most compressible). CPU is scaled by raw bytes.
+//! Counts of records and images are always exact; under `off` every figure is exact.
 
 pub mod layout;
 
@@ -173,9 +176,9 @@ struct Setting {
 }
 
 impl Setting {
-    /// (bytes in record, `bimg_len`) charged to an image that was not sampled.
-    fn estimate(&self, image: &ImageRef) -> (u64, u64) {
-        let raw = image.raw_len() as u64;
+    /// (bytes in records, `bimg_len`) charged to `raw` bytes of images that were not sampled:
+    /// the sampled images' ratio (exactly `raw` under `off`).
+    fn estimate(&self, raw: u64) -> (u64, u64) {
         if self.codec.is_none() || self.sampled_raw == 0 {
             return (raw, raw);
         }
@@ -195,10 +198,12 @@ struct PendingRecord {
     images: std::ops::Range<usize>,
 }
 
-/// Image counts and per-setting `bimg_len` of one relation fork.
+/// Image counts, per-setting `bimg_len` of the sampled images, and raw bytes of the others,
+/// of one relation fork.
 struct RelationTotals {
     images: u64,
     bytes: Vec<u64>,
+    unsampled_raw: u64,
 }
 
 /// The what-if over a range of records; see the module comment.
@@ -212,6 +217,8 @@ pub struct WalWhatIf {
     images: u64,
     sampled_images: u64,
     raw_image_bytes: u64,
+    /// Raw bytes of the images not sampled and not yet charged to the layout.
+    unsampled_raw: u64,
     stored: [u64; 4],
     relations: BTreeMap<RelationKey, RelationTotals>,
     page: Vec<u8>,
@@ -261,6 +268,7 @@ impl WalWhatIf {
             images: 0,
             sampled_images: 0,
             raw_image_bytes: 0,
+            unsampled_raw: 0,
             stored: [0; 4],
             relations: BTreeMap::new(),
             page,
@@ -296,6 +304,7 @@ impl WalWhatIf {
         if record.is_switch {
             // A switch's padding depends on where it starts: lay out everything before it first.
             self.flush()?;
+            self.charge_unsampled();
         }
         if images.is_empty() {
             for s in &mut self.settings {
@@ -378,17 +387,20 @@ impl WalWhatIf {
             }
             setting.compress_cpu += timer.stop().1;
             // What the server keeps, then the replay side: decompress what is kept, timed.
-            try_resize(&mut self.unpacked, self.batch.len(), "decompressed images")?;
-            let timer = Timer::start();
-            for i in 0..n {
-                if let Some(len) = lengths[i] {
-                    let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
-                    if keeps_compressed(len, BLCKSZ - raw.len()) {
+            let kept = |i: usize, len: usize| {
+                keeps_compressed(len, BLCKSZ - (end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]))
+            };
+            if lengths.iter().enumerate().any(|(i, len)| len.is_some_and(|len| kept(i, len))) {
+                try_resize(&mut self.unpacked, self.batch.len(), "decompressed images")?;
+                let timer = Timer::start();
+                for i in 0..n {
+                    if let Some(len) = lengths[i].filter(|&len| kept(i, len)) {
+                        let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
                         codec.decompress(&self.packed[room[i]..room[i] + len], &mut self.unpacked[raw], &mut || ())?;
                     }
                 }
+                setting.decompress_cpu += timer.stop().1;
             }
-            setting.decompress_cpu += timer.stop().1;
             for (i, length) in lengths.into_iter().enumerate() {
                 let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
                 let hole_length = BLCKSZ - raw.len();
@@ -424,41 +436,57 @@ impl WalWhatIf {
         Ok(())
     }
 
+    /// Lay out the pending records: each with its sampled images' bytes under each setting,
+    /// and without its unsampled images, which [`WalWhatIf::charge_unsampled`] adds in one sum.
     fn lay_out_pending(&mut self) {
         let settings = self.settings.len();
         for record in &self.pending_records {
             let images = &self.pending_images[record.images.clone()];
             let now: u64 = images.iter().map(|p| p.image.bytes_in_record()).sum();
+            for p in images {
+                let totals = self.relations.entry(p.image.relation).or_insert_with(|| RelationTotals {
+                    images: 0,
+                    bytes: vec![0; settings],
+                    unsampled_raw: 0,
+                });
+                totals.images += 1;
+                if p.slot.is_none() {
+                    totals.unsampled_raw += p.image.raw_len() as u64;
+                    self.unsampled_raw += p.image.raw_len() as u64;
+                }
+            }
             for (s, setting) in self.settings.iter_mut().enumerate() {
                 let mut then = 0;
                 for p in images {
-                    let (in_record, bimg) = match p.slot {
-                        Some(slot) => {
-                            let (in_record, bimg, _) = setting.batch_results[slot];
-                            (in_record, bimg)
-                        }
-                        None => setting.estimate(&p.image),
-                    };
-                    then += in_record;
-                    setting.fpi_bytes += bimg;
-                    let totals = self
-                        .relations
-                        .entry(p.image.relation)
-                        .or_insert_with(|| RelationTotals { images: 0, bytes: vec![0; settings] });
-                    totals.bytes[s] += bimg;
+                    if let Some(slot) = p.slot {
+                        let (in_record, bimg, _) = setting.batch_results[slot];
+                        then += in_record;
+                        setting.fpi_bytes += bimg;
+                        self.relations.get_mut(&p.image.relation).expect("added above").bytes[s] += bimg;
+                    }
                 }
                 let length = record.total_length + then - now;
                 setting.cursor.as_mut().expect("set at the first record").append(length, false);
             }
-            for p in images {
-                self.relations.get_mut(&p.image.relation).expect("added above").images += 1;
-            }
         }
+    }
+
+    /// Charge the unsampled images laid out so far, at the sampled ratio.
+    fn charge_unsampled(&mut self) {
+        for setting in &mut self.settings {
+            let (in_records, bimg) = setting.estimate(self.unsampled_raw);
+            setting.cursor.as_mut().expect("set at the first record").advance(in_records);
+            setting.fpi_bytes += bimg;
+        }
+        self.unsampled_raw = 0;
     }
 
     /// Lay out what is left and return one row per setting, `off` first.
     pub fn finish(&mut self) -> Result<Vec<WalWhatIfRow>> {
         self.flush()?;
+        if self.start_lsn.is_some() {
+            self.charge_unsampled();
+        }
         let start = self.start_lsn.unwrap_or(self.end_lsn);
         let off_bytes = self.settings[0].cursor.map_or(0, |c| c.bytes());
         let rows = self
@@ -498,13 +526,14 @@ impl WalWhatIf {
     /// into (relation, fork) text. Call after [`WalWhatIf::finish`].
     pub fn relation_rows(&self, name: &mut dyn FnMut(&RelationKey) -> (String, String)) -> Vec<WalWhatIfRelationRow> {
         let mut relations: Vec<(&RelationKey, &RelationTotals)> = self.relations.iter().collect();
-        relations.sort_by_key(|(key, totals)| (std::cmp::Reverse(totals.bytes.first().copied().unwrap_or(0)), **key));
+        relations.sort_by_key(|(key, totals)| (std::cmp::Reverse(totals.bytes[0] + totals.unsampled_raw), **key));
         let mut rows = Vec::new();
         for (key, totals) in relations {
             let (relation, fork) = name(key);
-            let off = totals.bytes.first().copied().unwrap_or(0);
+            let bytes_of = |s: usize| totals.bytes[s] + self.settings[s].estimate(totals.unsampled_raw).1;
+            let off = bytes_of(0);
             for (s, setting) in self.settings.iter().enumerate() {
-                let bytes = totals.bytes.get(s).copied().unwrap_or(0);
+                let bytes = bytes_of(s);
                 rows.push(WalWhatIfRelationRow {
                     relation: relation.clone(),
                     fork: fork.clone(),
