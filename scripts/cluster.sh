@@ -43,11 +43,12 @@ cluster_start() {
   sudo -u postgres "$PG_BINDIR/initdb" -D "$CLUSTER_DATA" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >"$CLUSTER_DIR/initdb.log" 2>&1 ||
     { cat "$CLUSTER_DIR/initdb.log"; return 1; }
   PGPORT=$(free_port)
+  # wal_level=logical lets tests decode WAL through a replication slot (the advisor's spill row).
   # CLUSTER_MEMORY_LIMIT_KB, when set, caps every server process's address space (ulimit -v),
   # as a memory-limited host or vm.overcommit_memory=2 would.
   sudo -u postgres bash -c "${CLUSTER_MEMORY_LIMIT_KB:+ulimit -v $CLUSTER_MEMORY_LIMIT_KB; }exec \"\$@\"" _ \
     "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DATA" -l "$CLUSTER_DIR/server.log" -w \
-    -o "-p $PGPORT -k $CLUSTER_DIR -c listen_addresses='' -c fsync=off" start >/dev/null ||
+    -o "-p $PGPORT -k $CLUSTER_DIR -c listen_addresses='' -c fsync=off -c wal_level=logical" start >/dev/null ||
     { cat "$CLUSTER_DIR/server.log"; return 1; }
   export PGHOST=$CLUSTER_DIR PGPORT PGUSER=postgres PGDATABASE=postgres
   echo "cluster: running in $CLUSTER_DATA on port $PGPORT"

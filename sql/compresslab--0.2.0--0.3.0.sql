@@ -40,3 +40,22 @@ VOLATILE PARALLEL RESTRICTED
 LANGUAGE c AS 'MODULE_PATHNAME', 'wal_whatif_by_relation_wrapper';
 COMMENT ON FUNCTION compresslab.wal_whatif_by_relation(pg_catalog.pg_lsn, pg_catalog.pg_lsn, double precision) IS
 'wal_whatif per relation fork: full-page images and their bytes under each wal_compression setting, largest first';
+
+-- The advisor.
+-- compresslab_core::advisor::AdviceRow: advise.
+CREATE TYPE compresslab.advice AS (
+    area text, target text, current text, recommended text, bytes_now bigint, bytes_recommended bigint,
+    saving_percent float8, compress_cpu_seconds_per_day float8, decompress_cpu_seconds_per_day float8,
+    compress_cpu_seconds_per_gb float8, decompress_cpu_seconds_per_gb float8, basis text, confidence text,
+    apply_sql text, note text
+);
+COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use, bytes now and then (per day for WAL and spill, in total for a column), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';
+
+CREATE FUNCTION compresslab."advise"(
+    "budget" interval DEFAULT '30 s',
+    "wal_since" pg_catalog.pg_lsn DEFAULT NULL
+) RETURNS SETOF compresslab.advice
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'advise_wrapper';
+COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn) IS
+'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal) and the tables the caller may read, with the statement that applies it';

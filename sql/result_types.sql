@@ -55,3 +55,12 @@ CREATE TYPE compresslab.wal_whatif_relation_row AS (
     relation text, fork text, wal_compression text, fpi_images bigint, fpi_bytes bigint, saving_percent float8
 );
 COMMENT ON TYPE compresslab.wal_whatif_relation_row IS 'One relation fork''s full-page images in a range of WAL under one wal_compression setting: images, image bytes, saving against off';
+
+-- compresslab_core::advisor::AdviceRow: advise.
+CREATE TYPE compresslab.advice AS (
+    area text, target text, current text, recommended text, bytes_now bigint, bytes_recommended bigint,
+    saving_percent float8, compress_cpu_seconds_per_day float8, decompress_cpu_seconds_per_day float8,
+    compress_cpu_seconds_per_gb float8, decompress_cpu_seconds_per_gb float8, basis text, confidence text,
+    apply_sql text, note text
+);
+COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use, bytes now and then (per day for WAL and spill, in total for a column), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';

@@ -5,6 +5,7 @@
 //! types, reads GUCs, checks privileges, reaches the server's own C codecs and turns
 //! [`CodecError`] into ERRORs with SQLSTATEs.
 
+pub mod advisor;
 pub mod bytes;
 pub mod checksum;
 pub mod clock;

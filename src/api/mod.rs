@@ -10,6 +10,7 @@
 //! when they read relations (buffers, SPI), UNSAFE when they run the caller's query
 //! (`simulate_spill`).
 
+mod advisor;
 mod checksums;
 mod codecs;
 mod info;

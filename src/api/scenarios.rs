@@ -89,14 +89,33 @@ fn estimate_toast_compression(
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.toast_compression_estimate")> {
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     let sample_values = sample_size(sample_values, "sample_values");
-    let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(&rel, col, sample_values, seed));
+    let estimate = toast_estimate(&rel, col, sample_values, seed, gucs::bench_iterations() as u32);
+    set_of("compresslab.toast_compression_estimate", &estimate.rows)
+}
+
+/// A column's TOAST estimate under each method, scaled from the sample to the column.
+pub(super) struct ToastEstimate {
+    pub rows: Vec<toast::ToastRow>,
+    /// Values sampled, and the factor from the sample to the column.
+    pub sampled: usize,
+    pub scale: f64,
+}
+
+pub(super) fn toast_estimate(
+    rel: &PgRelation,
+    col: &str,
+    sample_values: Option<i32>,
+    seed: i32,
+    iterations: u32,
+) -> ToastEstimate {
+    let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(rel, col, sample_values, seed));
     // A sample stands for the whole column, as a page sample does for the relation.
-    let rows = sampling::estimated_rows(&rel);
-    let sampled = values.pieces.len() as f64;
-    let scale = if sample_values.is_some() && sampled > 0.0 && rows > sampled { rows / sampled } else { 1.0 };
-    let overhead = sampling::row_overhead(&rel, col);
-    let iterations = gucs::bench_iterations() as u32;
-    let rows: Vec<toast::ToastRow> = TOAST_METHODS
+    let rows = sampling::estimated_rows(rel);
+    let sampled = values.pieces.len();
+    let scale =
+        if sample_values.is_some() && sampled > 0 && rows > sampled as f64 { rows / sampled as f64 } else { 1.0 };
+    let overhead = sampling::row_overhead(rel, col);
+    let rows = TOAST_METHODS
         .iter()
         .map(|(name, method)| {
             toast::estimate(&values, overhead, name, codec_of(method).as_mut(), iterations, &mut PgHooks)
@@ -104,5 +123,5 @@ fn estimate_toast_compression(
                 .scaled(scale)
         })
         .collect();
-    set_of("compresslab.toast_compression_estimate", &rows)
+    ToastEstimate { rows, sampled, scale }
 }

@@ -25,7 +25,7 @@ fn invalid_range(message: String, hint: &str) -> ! {
 }
 
 /// The range to read: defaults, and clear errors for a range that is gone, reversed or ahead.
-fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
+pub(super) fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
     wal::require_primary();
     let flush = wal::flush_lsn();
     let Some((oldest, segment)) = wal::oldest_segment() else {
@@ -63,6 +63,12 @@ fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
 fn replay(start_lsn: Option<i64>, end_lsn: Option<i64>, sample: f64, what: &str) -> WalWhatIf {
     require_wal_read(what);
     let (start, end) = checked_range(start_lsn, end_lsn);
+    replay_range(start, end, sample, None)
+}
+
+/// Replay `[start, end)` (checked by the caller), stopping early at `deadline` if one is given:
+/// the what-if then covers the records read so far (its `end_lsn` says where it stopped).
+pub(super) fn replay_range(start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
     let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
     let mut whatif = WalWhatIf::new(WalLayout::new(wal::segment_size()), settings, sample).or_raise();
     let clock = Instant::now();
@@ -79,6 +85,9 @@ fn replay(start_lsn: Option<i64>, end_lsn: Option<i64>, sample: f64, what: &str)
             })
             .or_raise();
         last_end = record.end_lsn();
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
         if last_end >= next_progress {
             next_progress += PROGRESS_EVERY;
             let done = (last_end - start) as f64 / (end - start).max(1) as f64;

@@ -2,6 +2,7 @@
 //! reader, SPI queries, files, the privilege checks, and its own C codecs. Nothing here knows
 //! what a benchmark is.
 
+pub mod activity;
 pub mod c_codecs;
 pub mod c_zstd;
 pub mod files;

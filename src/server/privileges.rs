@@ -46,7 +46,7 @@ pub fn require_page_read(rel: &PgRelation) {
     }
 }
 
-fn may_read_server_files() -> bool {
+pub fn may_read_server_files() -> bool {
     is_superuser() || user_has_role(pg_sys::ROLE_PG_READ_SERVER_FILES)
 }
 

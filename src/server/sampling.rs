@@ -31,6 +31,53 @@ fn quote_identifier(ident: &str) -> String {
 /// planner's row estimate; read with the caller's privileges (column privileges and
 /// row-level security apply).
 pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<Vec<u8>> {
+    let query = sample_query(rel, col, "{column}", limit, seed);
+    Spi::connect(|client| {
+        let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
+        let mut values = Vec::new();
+        while table.next().is_some() {
+            check_for_interrupts!();
+            if let Ok(Some(datum)) = table.get_datum_by_ordinal(1) {
+                values.push(varlena_bytes(datum));
+            }
+        }
+        values
+    })
+}
+
+/// How the values [`column_values`] samples are stored now: per compression method
+/// (`pg_column_compression`; `uncompressed` for none), the values and their bytes
+/// (`pg_column_size`).
+pub fn column_storage(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<(String, i64, i64)> {
+    let sample = sample_query(
+        rel,
+        col,
+        "pg_catalog.pg_column_compression({column}) AS method, pg_catalog.pg_column_size({column}) AS size",
+        limit,
+        seed,
+    );
+    let query = format!(
+        "SELECT COALESCE(method, 'uncompressed'), pg_catalog.count(*), pg_catalog.sum(size)::pg_catalog.int8 \
+           FROM ({sample}) s GROUP BY 1 ORDER BY 2 DESC, 1"
+    );
+    Spi::connect(|client| {
+        client
+            .select(&query, None, &[])
+            .unwrap_or_else(|e| spi_failed(e))
+            .map(|row| {
+                (
+                    row.get::<String>(1).ok().flatten().unwrap_or_default(),
+                    row.get::<i64>(2).ok().flatten().unwrap_or(0),
+                    row.get::<i64>(3).ok().flatten().unwrap_or(0),
+                )
+            })
+            .collect()
+    })
+}
+
+/// The query sampling a column's non-NULL values (see [`column_values`]), selecting `select`
+/// with `{column}` standing for the quoted column.
+fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32) -> String {
     let col_c = CString::new(col).unwrap_or_else(|_| raise(CodecError::invalid("column name contains a NUL byte")));
     // SAFETY: catalog lookups on an open relation.
     let attnum = unsafe { pg_sys::get_attnum(rel.oid(), col_c.as_ptr()) };
@@ -49,29 +96,19 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32)
         )));
     }
     let column = quote_identifier(col);
+    let select = select.replace("{column}", &column);
     let table = format!("{}.{}", quote_identifier(rel.namespace()), quote_identifier(rel.name()));
-    let query = match limit {
-        None => format!("SELECT {column} FROM {table} WHERE {column} IS NOT NULL"),
+    match limit {
+        None => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL"),
         Some(limit) => {
             let reltuples = estimated_rows(rel);
             let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
             format!(
-                "SELECT {column} FROM {table} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
+                "SELECT {select} FROM {table} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
                  WHERE {column} IS NOT NULL LIMIT {limit}"
             )
         }
-    };
-    Spi::connect(|client| {
-        let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-        let mut values = Vec::new();
-        while table.next().is_some() {
-            check_for_interrupts!();
-            if let Ok(Some(datum)) = table.get_datum_by_ordinal(1) {
-                values.push(varlena_bytes(datum));
-            }
-        }
-        values
-    })
+    }
 }
 
 /// The planner's estimate of the relation's rows (`reltuples`; negative when never analyzed).
@@ -167,4 +204,17 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
         }
         records
     })
+}
+
+/// The table with the most rows written (pg_stat_user_tables) that the caller may read, as
+/// `schema.table` quoted as needed.
+pub fn most_written_readable_table() -> Option<String> {
+    Spi::get_one::<String>(
+        "SELECT pg_catalog.quote_ident(schemaname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) \
+                pg_catalog.quote_ident(relname) \
+           FROM pg_catalog.pg_stat_user_tables \
+          WHERE pg_catalog.has_table_privilege(relid, 'SELECT') \
+          ORDER BY n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd DESC LIMIT 1",
+    )
+    .unwrap_or_else(|e| spi_failed(e))
 }

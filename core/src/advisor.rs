@@ -1,0 +1,198 @@
+//! The advisor's decision rules: from measured figures to "change this setting, to this value".
+//!
+//! The extension measures (the WAL what-if over `pg_wal`, the TOAST estimate over sampled
+//! values, the spill simulation) and hands the figures here; the rules are plain functions so
+//! that they are written, tested and documented once. They are deliberately simple:
+//!
+//! **`wal_compression`.** Savings are of WAL bytes against `off`.
+//! 1. If no setting saves at least [`MIN_SAVING_PERCENT`], recommend `off`: compressing full-page
+//!    images would cost CPU on every write for almost nothing.
+//! 2. Otherwise `lz4` when it saves at least [`LZ4_SHARE`] of what `zstd` saves: most of the
+//!    gain at a fraction of the CPU (and `pglz` is never better than both: slower than `lz4`,
+//!    smaller output than neither in PostgreSQL's own measurements).
+//! 3. Otherwise `zstd`: WAL volume, not CPU, is then the constraint worth paying for.
+//!
+//! **TOAST compression of a column.** Savings are of stored bytes against the raw values.
+//! 1. If neither method saves [`MIN_SAVING_PERCENT`] of the raw bytes, no change: the values do
+//!    not compress (random, already compressed, or too short to be compressed).
+//! 2. `pglz` when it stores at least [`PGLZ_EDGE_PERCENT`] fewer bytes than `lz4`: space wins.
+//! 3. Otherwise `lz4`: about the same size, decompressed several times faster on every read.
+//!
+//! A recommendation equal to what is in force is "keep" (no `apply_sql`).
+
+use serde::Serialize;
+
+/// Below this saving (percent) a change is not worth making.
+pub const MIN_SAVING_PERCENT: f64 = 5.0;
+/// lz4 is chosen when it saves at least this share of zstd's saving.
+pub const LZ4_SHARE: f64 = 0.8;
+/// pglz is chosen for a column when it stores at least this many percent fewer bytes than lz4.
+pub const PGLZ_EDGE_PERCENT: f64 = 10.0;
+
+/// One row of `advise()`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdviceRow {
+    /// `wal_compression`, `toast` or `spill`.
+    pub area: String,
+    /// The setting, `schema.table.column`, or the spill files.
+    pub target: String,
+    pub current: String,
+    pub recommended: String,
+    /// Bytes now and under the recommendation: per day for WAL and spill, in total for a column.
+    pub bytes_now: i64,
+    pub bytes_recommended: i64,
+    pub saving_percent: f64,
+    /// CPU seconds per day at the observed rate (NULL when no rate is known).
+    pub compress_cpu_seconds_per_day: Option<f64>,
+    pub decompress_cpu_seconds_per_day: Option<f64>,
+    /// CPU seconds per GB of data compressed / decompressed.
+    pub compress_cpu_seconds_per_gb: Option<f64>,
+    pub decompress_cpu_seconds_per_gb: Option<f64>,
+    /// What was measured: sample sizes, WAL range, statistics period.
+    pub basis: String,
+    /// `high`, `medium` or `low`.
+    pub confidence: String,
+    /// The statement(s) that apply the recommendation; NULL to keep.
+    pub apply_sql: Option<String>,
+    pub note: String,
+}
+
+/// One `wal_compression` setting as the WAL what-if measured it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalOption {
+    pub setting: String,
+    /// Percent of WAL bytes saved against `off`.
+    pub saving_percent: f64,
+}
+
+/// A recommendation and the reason, in words for `note`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub recommended: String,
+    pub reason: String,
+}
+
+fn saving_of(options: &[WalOption], setting: &str) -> f64 {
+    options.iter().find(|o| o.setting == setting).map_or(0.0, |o| o.saving_percent)
+}
+
+/// The `wal_compression` rule (module comment).
+pub fn choose_wal(options: &[WalOption]) -> Decision {
+    let (lz4, zstd) = (saving_of(options, "lz4"), saving_of(options, "zstd"));
+    let best = options.iter().map(|o| o.saving_percent).fold(0.0, f64::max);
+    if best < MIN_SAVING_PERCENT {
+        return Decision {
+            recommended: "off".into(),
+            reason: format!(
+                "no setting saves {MIN_SAVING_PERCENT}% of WAL (best {best:.1}%): compressing would cost CPU for almost nothing"
+            ),
+        };
+    }
+    if lz4 >= LZ4_SHARE * zstd {
+        Decision {
+            recommended: "lz4".into(),
+            reason: format!(
+                "lz4 saves {lz4:.1}% of WAL, at least {:.0}% of zstd's {zstd:.1}%, at a fraction of its CPU",
+                LZ4_SHARE * 100.0
+            ),
+        }
+    } else {
+        Decision {
+            recommended: "zstd".into(),
+            reason: format!(
+                "zstd saves {zstd:.1}% of WAL against lz4's {lz4:.1}%: worth its CPU where WAL volume is the constraint"
+            ),
+        }
+    }
+}
+
+/// The TOAST rule (module comment), from the stored bytes under each method and the raw bytes.
+pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision {
+    let saving = |stored: i64| if raw_bytes > 0 { 100.0 * (raw_bytes - stored) as f64 / raw_bytes as f64 } else { 0.0 };
+    let (pglz, lz4) = (saving(pglz_bytes), saving(lz4_bytes));
+    if pglz.max(lz4) < MIN_SAVING_PERCENT {
+        return Decision {
+            recommended: String::new(),
+            reason: format!(
+                "the values do not compress (pglz saves {pglz:.1}%, lz4 {lz4:.1}% of their raw bytes): no change"
+            ),
+        };
+    }
+    let edge = if lz4_bytes > 0 { 100.0 * (lz4_bytes - pglz_bytes) as f64 / lz4_bytes as f64 } else { 0.0 };
+    if edge >= PGLZ_EDGE_PERCENT {
+        Decision {
+            recommended: "pglz".into(),
+            reason: format!("pglz stores {edge:.1}% fewer bytes than lz4: space wins over decompression speed"),
+        }
+    } else {
+        Decision {
+            recommended: "lz4".into(),
+            reason: format!(
+                "lz4 stores within {PGLZ_EDGE_PERCENT}% of pglz ({:+.1}%) and decompresses several times faster",
+                -edge
+            ),
+        }
+    }
+}
+
+/// Confidence from how much was measured: `high` with at least 1,000 items over a period of
+/// an hour or more, `medium` with at least 100, else `low`.
+pub fn confidence(items: u64, period_seconds: f64) -> &'static str {
+    if items >= 1000 && period_seconds >= 3600.0 {
+        "high"
+    } else if items >= 100 {
+        "medium"
+    } else {
+        "low"
+    }
+}
+
+/// Percent saved going from `now` to `then`.
+pub fn saving_percent(now: i64, then: i64) -> f64 {
+    if now > 0 {
+        100.0 * (now - then) as f64 / now as f64
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(pglz: f64, lz4: f64, zstd: f64) -> Vec<WalOption> {
+        [("off", 0.0), ("pglz", pglz), ("lz4", lz4), ("zstd", zstd)]
+            .iter()
+            .map(|(s, p)| WalOption { setting: s.to_string(), saving_percent: *p })
+            .collect()
+    }
+
+    #[test]
+    fn wal_rule() {
+        assert_eq!(choose_wal(&options(3.0, 4.9, 4.0)).recommended, "off");
+        assert_eq!(choose_wal(&options(50.0, 48.0, 55.0)).recommended, "lz4");
+        assert_eq!(choose_wal(&options(30.0, 30.0, 40.0)).recommended, "zstd");
+        // the boundaries: exactly 5% is worth it; exactly 80% of zstd is lz4
+        assert_eq!(choose_wal(&options(0.0, 5.0, 0.0)).recommended, "lz4");
+        assert_eq!(choose_wal(&options(0.0, 40.0, 50.0)).recommended, "lz4");
+        assert!(choose_wal(&options(0.0, 39.9, 50.0)).reason.contains("zstd saves 50.0%"));
+    }
+
+    #[test]
+    fn toast_rule() {
+        assert_eq!(choose_toast(1000, 980, 990).recommended, "", "2% is no change");
+        assert_eq!(choose_toast(1000, 400, 420).recommended, "lz4");
+        assert_eq!(choose_toast(1000, 300, 400).recommended, "pglz");
+        assert_eq!(choose_toast(1000, 1000, 960).recommended, "", "4% is no change");
+        assert_eq!(choose_toast(0, 0, 0).recommended, "");
+    }
+
+    #[test]
+    fn confidence_and_saving() {
+        assert_eq!(confidence(5000, 7200.0), "high");
+        assert_eq!(confidence(5000, 60.0), "medium");
+        assert_eq!(confidence(10, 7200.0), "low");
+        assert_eq!(saving_percent(200, 50), 75.0);
+        assert_eq!(saving_percent(0, 50), 0.0);
+    }
+}

@@ -1,0 +1,136 @@
+-- The advisor on a database built for it: a JSON column stored with pglz, a column of random
+-- bytes, a pgbench-like workload's WAL, a table of random data only, a spilling logical
+-- decoding; then the budget and privileges. Each recommendation is checked against what the
+-- server then really does.
+CREATE EXTENSION compresslab;
+ALTER SYSTEM SET autovacuum = off;
+ALTER SYSTEM SET checkpoint_timeout = '1h';
+ALTER SYSTEM SET max_wal_size = '4GB';
+ALTER SYSTEM SET wal_keep_size = '2GB';
+SELECT pg_reload_conf();
+-- (a) JSON documents stored with pglz, (b) random bytes (4 KB values: TOAST tries them)
+CREATE TABLE docs (id int PRIMARY KEY, body text COMPRESSION pglz, other int DEFAULT 0);
+INSERT INTO docs (id, body)
+SELECT g, (SELECT jsonb_agg(jsonb_build_object('id', g * 100 + k, 'name', 'customer ' || (g * 100 + k),
+                                               'email', md5((g * 100 + k)::text) || '@example.com',
+                                               'tags', jsonb_build_array('a', 'b', k % 7)))::text
+             FROM generate_series(1, 60) k)
+  FROM generate_series(1, 250) g;
+CREATE TABLE blobs (id int, payload bytea);
+INSERT INTO blobs SELECT g, decode(string_agg(md5(g || ':' || k), '' ORDER BY k), 'hex')
+  FROM generate_series(1, 200) g, generate_series(1, 256) k GROUP BY g;
+ANALYZE docs, blobs;
+CREATE TEMP TABLE toast_advice AS
+SELECT * FROM compresslab.advise('20 s') WHERE area = 'toast';
+SELECT target, current, recommended, apply_sql, confidence, saving_percent > -5 AS not_much_bigger
+  FROM toast_advice ORDER BY target;
+-- the note says what happens to existing values, and the rule's reason
+SELECT target, note LIKE '%VACUUM FULL, CLUSTER%' AS explains_existing_values,
+       note LIKE 'keep: the values do not compress%' OR note LIKE 'lz4 stores within%' OR note LIKE 'pglz stores%' AS gives_the_rule
+  FROM toast_advice ORDER BY target;
+-- What really recompresses in PostgreSQL 15 (the note's claim): VACUUM FULL, CLUSTER, a rewrite
+-- by another column's type change, an UPDATE of another column, UPDATE SET body = body and
+-- INSERT ... SELECT keep pglz; a new value (body || '') is compressed with the new method.
+CREATE FUNCTION methods_of(t regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  EXECUTE format('SELECT string_agg(DISTINCT coalesce(pg_column_compression(body), ''none''), '','') FROM %s', t) INTO r;
+  RETURN r;
+END $$;
+CREATE TABLE probe AS SELECT * FROM docs;
+ALTER TABLE probe ALTER COLUMN body SET COMPRESSION lz4;
+SELECT 'after SET COMPRESSION' AS step, methods_of('probe');
+VACUUM FULL probe;
+SELECT 'VACUUM FULL' AS step, methods_of('probe');
+CREATE INDEX ON probe (id);
+CLUSTER probe USING probe_id_idx;
+SELECT 'CLUSTER' AS step, methods_of('probe');
+ALTER TABLE probe ALTER COLUMN other TYPE bigint;
+SELECT 'rewrite by ALTER TYPE of another column' AS step, methods_of('probe');
+UPDATE probe SET other = 1;
+SELECT 'UPDATE of another column' AS step, methods_of('probe');
+UPDATE probe SET body = body;
+SELECT 'UPDATE SET body = body' AS step, methods_of('probe');
+CREATE TABLE probe2 (id int, body text COMPRESSION lz4, other bigint);
+INSERT INTO probe2 SELECT * FROM probe;
+SELECT 'INSERT ... SELECT into an lz4 column' AS step, methods_of('probe2');
+UPDATE probe SET body = body || '';
+SELECT 'UPDATE SET body = body || ''''' AS step, methods_of('probe');
+-- (a) applied: the advice's statement, then every value written anew; the predicted bytes are
+-- within 2% of pg_column_size
+SELECT apply_sql AS docs_apply, bytes_recommended AS docs_predicted FROM toast_advice WHERE target = 'public.docs.body' \gset
+:docs_apply
+UPDATE docs SET body = body || '';
+SELECT methods_of('docs') AS docs_now,
+       abs(sum(pg_column_size(body)) - :docs_predicted)::float8 / sum(pg_column_size(body)) < 0.02 AS within_2_percent
+  FROM docs;
+-- (b) random bytes: no change, and the stored bytes are what the table holds
+SELECT recommended = 'pglz' AND apply_sql IS NULL AS no_change,
+       bytes_now = (SELECT sum(pg_column_size(payload)) FROM blobs) AS bytes_now_measured
+  FROM toast_advice WHERE target = 'public.blobs.payload';
+-- (c) WAL after a pgbench-like workload with uuid filler: a compressed setting, and the saving
+-- it predicts is within 3 points of what the same workload then measures under it
+CREATE TEMP TABLE whatif_runs (setting text, start_lsn pg_lsn, end_lsn pg_lsn);
+\set setting off
+\ir include/wal_whatif_run.sql
+SELECT start_lsn AS off_start FROM whatif_runs WHERE setting = 'off' \gset
+CREATE TEMP TABLE wal_advice AS SELECT * FROM compresslab.advise('20 s', :'off_start') WHERE area = 'wal_compression';
+SELECT current, recommended IN ('lz4', 'zstd') AS compressed_setting, confidence IN ('medium', 'high') AS confident,
+       apply_sql LIKE 'ALTER SYSTEM SET wal_compression = %; SELECT pg_catalog.pg_reload_conf();' AS apply_sql_ok
+  FROM wal_advice;
+SELECT recommended AS setting FROM wal_advice \gset
+\ir include/wal_whatif_run.sql
+SELECT abs(a.saving_percent - 100.0 * (1 - (t.end_lsn - t.start_lsn) / (o.end_lsn - o.start_lsn))) < 3 AS saving_within_3_points
+  FROM wal_advice a, whatif_runs o, whatif_runs t WHERE o.setting = 'off' AND t.setting = a.recommended;
+-- (d) a table of random data only: off stays
+CREATE TABLE noise (id int, r bytea);
+INSERT INTO noise SELECT g, decode(string_agg(md5(g || '/' || k), '' ORDER BY k), 'hex')
+  FROM generate_series(1, 20000) g, generate_series(1, 60) k GROUP BY g;
+CHECKPOINT;
+SELECT pg_current_wal_insert_lsn() AS noise_start \gset
+UPDATE noise SET id = -id;
+SELECT current, recommended, apply_sql IS NULL AS nothing_to_apply, note LIKE 'keep: no setting saves 5%%' AS says_why
+  FROM compresslab.advise('20 s', :'noise_start') WHERE area = 'wal_compression';
+-- (e) logical decoding that spills: an informational row on what LZ4 streaming would save
+SET logical_decoding_work_mem = '64kB';
+SELECT 'slot' FROM pg_create_logical_replication_slot('advise_slot', 'test_decoding');
+-- one large transaction of change-like rows, which becomes the most-written table: the
+-- records the simulation samples
+CREATE TABLE changes (id int, action text, relname text, detail text);
+INSERT INTO changes SELECT g, 'INSERT', 'orders', 'Hello number n°' || g FROM generate_series(1, 150000) g;
+SELECT count(*) > 150000 AS decoded FROM pg_logical_slot_get_changes('advise_slot', NULL, NULL);
+SELECT target LIKE 'logical decoding spill files (1 slot(s), % transaction(s) spilled)' AS target_ok, recommended,
+       saving_percent > 20 AS saves, apply_sql IS NULL AS informational
+  FROM compresslab.advise('10 s') WHERE area = 'spill';
+SELECT pg_drop_replication_slot('advise_slot');
+RESET logical_decoding_work_mem;
+-- the budget holds on a database of 2,000 small tables
+DO $$ BEGIN
+  FOR i IN 1..2000 LOOP
+    EXECUTE format('CREATE TABLE small_%s (id int, body text); INSERT INTO small_%s VALUES (1, repeat(''x'', 3000))', i, i);
+  END LOOP;
+END $$;
+SELECT clock_timestamp() AS t0 \gset
+SELECT count(*) FILTER (WHERE area = 'toast') AS toast_rows, count(*) FILTER (WHERE area = 'toast') < 2002 AS some_left_out
+  FROM compresslab.advise('1 s') \gset
+SELECT :toast_rows > 0 AS looked_at_some, :'some_left_out'::bool AS left_some_out,
+       clock_timestamp() - :'t0'::timestamptz < interval '2 s' AS within_budget_plus_1_s;
+-- privileges: a role that may read docs only gets advice on docs only, and no WAL row
+CREATE ROLE advise_user;
+GRANT USAGE ON SCHEMA compresslab TO advise_user;
+GRANT SELECT ON docs TO advise_user;
+SET ROLE advise_user;
+SELECT area, target FROM compresslab.advise('5 s') ORDER BY 1, 2;
+RESET ROLE;
+-- a bad budget
+\set VERBOSITY terse
+SELECT * FROM compresslab.advise('0 s');
+SELECT * FROM compresslab.advise(NULL);
+\set VERBOSITY default
+DROP OWNED BY advise_user;
+DROP ROLE advise_user;
+ALTER SYSTEM RESET autovacuum;
+ALTER SYSTEM RESET checkpoint_timeout;
+ALTER SYSTEM RESET max_wal_size;
+ALTER SYSTEM RESET wal_keep_size;
+SELECT pg_reload_conf();

@@ -1,0 +1,151 @@
+//! What the server's statistics say about activity, for the advisor: WAL written since the
+//! statistics were reset (`pg_stat_wal`), rows written and read per table
+//! (`pg_stat_user_tables`), logical-decoding spill (`pg_stat_replication_slots`), and the
+//! columns TOAST may compress. Every query names its operators, functions and types with their
+//! schema, so a hostile `search_path` runs nobody's code.
+
+use compresslab_core::CodecError;
+use pgrx::prelude::*;
+
+use crate::errors::raise;
+
+fn spi_failed(e: pgrx::spi::SpiError) -> ! {
+    raise(CodecError::invalid(format!("query failed: {e}")))
+}
+
+/// Seconds since `since` (a timestamptz expression), or since initdb when it is NULL: the
+/// system identifier's high 32 bits are initdb's time.
+fn period(since: &str) -> String {
+    format!(
+        "(pg_catalog.date_part('epoch', pg_catalog.now()) OPERATOR(pg_catalog.-) \
+          COALESCE(pg_catalog.date_part('epoch', {since}), \
+                   ((SELECT system_identifier FROM pg_catalog.pg_control_system()) \
+                    OPERATOR(pg_catalog.>>) 32)::pg_catalog.float8))"
+    )
+}
+
+/// A count over a period of seconds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rate {
+    pub amount: f64,
+    pub seconds: f64,
+}
+
+impl Rate {
+    /// The amount per day, if the period is known.
+    pub fn per_day(&self) -> Option<f64> {
+        (self.seconds > 0.0).then(|| self.amount / self.seconds * 86400.0)
+    }
+}
+
+/// WAL bytes written since the statistics were reset.
+pub fn wal_written() -> Rate {
+    let query = format!("SELECT wal_bytes::pg_catalog.float8, {} FROM pg_catalog.pg_stat_wal", period("stats_reset"));
+    let (amount, seconds) = Spi::get_two::<f64, f64>(&query).unwrap_or_else(|e| spi_failed(e));
+    Rate { amount: amount.unwrap_or(0.0), seconds: seconds.unwrap_or(0.0) }
+}
+
+/// Rows written (inserted and updated) and rows read (sequential and index fetches) of a table
+/// since the statistics were reset.
+pub fn table_rows(table: pg_sys::Oid) -> (Rate, Rate) {
+    let query = format!(
+        "SELECT (n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd)::pg_catalog.float8, \
+                (COALESCE(seq_tup_read, 0) OPERATOR(pg_catalog.+) COALESCE(idx_tup_fetch, 0))::pg_catalog.float8, \
+                {} FROM pg_catalog.pg_stat_user_tables WHERE relid OPERATOR(pg_catalog.=) $1",
+        period("(SELECT stats_reset FROM pg_catalog.pg_stat_database WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())")
+    );
+    Spi::connect(|client| {
+        let table = client.select(&query, Some(1), &[table.into()]).unwrap_or_else(|e| spi_failed(e));
+        match table.first().get_three::<f64, f64, f64>() {
+            Ok((Some(written), Some(read), Some(seconds))) => {
+                (Rate { amount: written, seconds }, Rate { amount: read, seconds })
+            }
+            _ => (Rate::default(), Rate::default()),
+        }
+    })
+}
+
+/// Logical-decoding spill of every replication slot: (slots, transactions spilled, bytes
+/// spilled over the period).
+pub fn spilled() -> (i64, i64, Rate) {
+    let query = format!(
+        "SELECT pg_catalog.count(*), COALESCE(pg_catalog.sum(spill_txns), 0)::pg_catalog.int8, \
+                COALESCE(pg_catalog.sum(spill_bytes), 0)::pg_catalog.float8, \
+                COALESCE(pg_catalog.max({}), 0) FROM pg_catalog.pg_stat_replication_slots",
+        period("stats_reset")
+    );
+    Spi::connect(|client| {
+        let table = client.select(&query, Some(1), &[]).unwrap_or_else(|e| spi_failed(e));
+        let row = table.first();
+        let slots = row.get::<i64>(1).ok().flatten().unwrap_or(0);
+        let txns = row.get::<i64>(2).ok().flatten().unwrap_or(0);
+        let bytes = row.get::<f64>(3).ok().flatten().unwrap_or(0.0);
+        let seconds = row.get::<f64>(4).ok().flatten().unwrap_or(0.0);
+        (slots, txns, Rate { amount: bytes, seconds })
+    })
+}
+
+/// A column TOAST may compress (variable length, storage `extended` or `main`) of a table of
+/// the user's.
+#[derive(Debug, Clone)]
+pub struct ToastColumn {
+    pub table: pg_sys::Oid,
+    /// `schema.table.column`, each part quoted as needed.
+    pub target: String,
+    /// `schema.table` and the column, quoted as needed.
+    pub table_name: String,
+    pub column: String,
+    pub column_name: String,
+    /// `pglz`, `lz4`, or empty for `default_toast_compression`.
+    pub compression: String,
+    /// Whether the caller may read the column (SELECT on it or its table).
+    pub readable: bool,
+}
+
+/// Every compressible column of every ordinary table and materialized view with data, outside
+/// the system schemas, largest table first.
+pub fn toast_columns() -> Vec<ToastColumn> {
+    let query = "SELECT c.oid, pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' \
+                        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname), \
+                        pg_catalog.quote_ident(a.attname), a.attname::pg_catalog.text, \
+                        CASE a.attcompression WHEN 'p' THEN 'pglz' WHEN 'l' THEN 'lz4' ELSE '' END, \
+                        pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT') \
+                   FROM pg_catalog.pg_class c \
+                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+                   JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid \
+                  WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) \
+                    AND c.relpersistence OPERATOR(pg_catalog.<>) 't'::pg_catalog.\"char\" \
+                    AND n.nspname OPERATOR(pg_catalog.<>) ALL ('{pg_catalog,information_schema,compresslab}'::pg_catalog.name[]) \
+                    AND n.nspname OPERATOR(pg_catalog.!~) '^pg_toast' \
+                    AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped AND a.attlen OPERATOR(pg_catalog.=) -1 \
+                    AND a.attstorage OPERATOR(pg_catalog.=) ANY ('{x,m}'::pg_catalog.\"char\"[]) \
+                    AND pg_catalog.pg_relation_size(c.oid) OPERATOR(pg_catalog.>) 0 \
+                  ORDER BY pg_catalog.pg_total_relation_size(c.oid) DESC, c.oid, a.attnum";
+    Spi::connect(|client| {
+        client
+            .select(query, None, &[])
+            .unwrap_or_else(|e| spi_failed(e))
+            .map(|row| {
+                let text = |i: usize| row.get::<String>(i).ok().flatten().unwrap_or_default();
+                let table_name = text(2);
+                let column = text(3);
+                ToastColumn {
+                    table: row.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or(pg_sys::InvalidOid),
+                    target: format!("{table_name}.{column}"),
+                    table_name,
+                    column,
+                    column_name: text(4),
+                    compression: text(5),
+                    readable: row.get::<bool>(6).ok().flatten().unwrap_or(false),
+                }
+            })
+            .collect()
+    })
+}
+
+/// The current value of a setting.
+pub fn setting(name: &str) -> String {
+    Spi::get_one_with_args::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
+        .unwrap_or_else(|e| spi_failed(e))
+        .unwrap_or_default()
+}
