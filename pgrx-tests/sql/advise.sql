@@ -82,6 +82,11 @@ SELECT recommended AS setting FROM wal_advice \gset
 \ir include/wal_whatif_run.sql
 SELECT abs(a.saving_percent - 100.0 * (1 - (t.end_lsn - t.start_lsn) / (o.end_lsn - o.start_lsn))) < 3 AS saving_within_3_points
   FROM wal_advice a, whatif_runs o, whatif_runs t WHERE o.setting = 'off' AND t.setting = a.recommended;
+-- no full-page image in the WAL read (an empty range here; recycled WAL on a real server):
+-- pages sampled from the most-written tables stand for the images
+SELECT recommended IN ('off', 'pglz', 'lz4', 'zstd') AS a_setting, basis LIKE 'no full-page image in the WAL read%' AS says_so,
+       basis LIKE '%pages sampled from the most-written tables (%)%' AS names_the_tables, confidence IN ('low', 'medium') AS modest
+  FROM compresslab.advise('20 s', pg_current_wal_flush_lsn()) WHERE area = 'wal_compression';
 -- (d) a table of random data only: off stays
 CREATE TABLE noise (id int, r bytea);
 INSERT INTO noise SELECT g, decode(string_agg(md5(g || '/' || k), '' ORDER BY k), 'hex')

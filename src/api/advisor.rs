@@ -13,7 +13,9 @@ use pgrx::datum::Interval;
 use pgrx::prelude::*;
 use pgrx::{composite_type, PgRelation};
 
-use super::scenarios::toast_estimate;
+use compresslab_core::scenarios::fpi::FpiTotals;
+
+use super::scenarios::{add_relation, toast_estimate};
 use super::wal::replay_range;
 use crate::errors::{raise, required, OrRaise};
 use crate::rows::set_of;
@@ -33,6 +35,9 @@ const TOAST_SAMPLE: i32 = 300;
 const TOAST_SAMPLE_HURRIED: i32 = 50;
 /// Rows of a table turned into change records for the spill simulation.
 const SPILL_SAMPLE_ROWS: i64 = 2000;
+/// Without images in pg_wal: pages sampled from this many of the most-written tables.
+const FALLBACK_TABLES: i64 = 5;
+const FALLBACK_PAGES: i32 = 200;
 const GB: f64 = (1u64 << 30) as f64;
 
 /// What the advisor could not look at, reported in one NOTICE.
@@ -139,13 +144,20 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
         "on" => "pglz",
         other => other,
     };
+    if rows[0].fpi_images == 0 {
+        return wal_advice_from_pages(
+            &current_setting,
+            current,
+            &format!("{}..{}", rows[0].start_lsn, rows[0].end_lsn),
+        );
+    }
     let options: Vec<WalOption> = rows
         .iter()
         .map(|r| WalOption { setting: r.wal_compression.clone(), saving_percent: r.saving_percent })
         .collect();
     let decision = advisor::choose_wal(&options);
     let (now, then) = (row_of(&rows, current), row_of(&rows, &decision.recommended));
-    let written = activity::wal_written();
+    let (written, _) = activity::wal_written();
     // Per day: WAL as written now, scaled by the what-if's ratio between the two settings.
     let per_day = written.per_day();
     let scale = |bytes: i64| if now.wal_bytes > 0 { bytes as f64 / now.wal_bytes as f64 } else { 1.0 };
@@ -185,6 +197,84 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
         note: format!(
             "{}{}. Savings of WAL bytes against off: {}. bytes are per day (of WAL as written now); CPU is the server's \
              own code compressing full-page images as WAL is written and decompressing them at replay or recovery.",
+            if keep { "keep: " } else { "" },
+            decision.reason,
+            savings.join(", ")
+        ),
+    })
+}
+
+/// `wal_compression` when the WAL read holds no full-page image (recycled, or a quiet range):
+/// pages sampled from the most-written tables stand for the images, hole removed, and
+/// pg_stat_wal's `wal_fpi` says how many images a day the server writes.
+fn wal_advice_from_pages(current_setting: &str, current: &str, range: &str) -> Result<AdviceRow, String> {
+    let (written, images) = activity::wal_written();
+    let tables = sampling::most_written_readable_tables(FALLBACK_TABLES);
+    if tables.is_empty() {
+        return Err(format!("no full-page image in the WAL read ({range}) and no table to sample pages from"));
+    }
+    let mut totals = FpiTotals::default();
+    for (oid, _) in &tables {
+        // SAFETY: AccessShareLock is taken; one relation is open at a time.
+        let rel = unsafe { PgRelation::with_lock(*oid, pg_sys::AccessShareLock as _) };
+        add_relation(&rel, Some(FALLBACK_PAGES), 0, &mut totals);
+    }
+    let fpi = totals.rows();
+    let (off, sampled_images) = (&fpi[0], fpi[0].images.max(1) as f64);
+    let raw_image = off.stored_bytes as f64 / sampled_images;
+    let stored_share = |setting: &str| {
+        fpi.iter()
+            .find(|r| r.wal_compression == setting)
+            .map_or(1.0, |r| r.stored_bytes as f64 / off.stored_bytes.max(1) as f64)
+    };
+    // WAL a day as written now; what it would be under off; then under each setting.
+    let per_day = written.per_day().unwrap_or(written.amount);
+    let images_per_day = images.per_day().unwrap_or(images.amount);
+    let under = |setting: &str, off_bytes: f64| off_bytes - images_per_day * raw_image * (1.0 - stored_share(setting));
+    let off_bytes = per_day + images_per_day * raw_image * (1.0 - stored_share(current));
+    let options: Vec<WalOption> = fpi
+        .iter()
+        .map(|r| WalOption {
+            setting: r.wal_compression.clone(),
+            saving_percent: advisor::saving_percent(
+                off_bytes.round() as i64,
+                under(&r.wal_compression, off_bytes).round() as i64,
+            ),
+        })
+        .collect();
+    let decision = advisor::choose_wal(&options);
+    let then = fpi.iter().find(|r| r.wal_compression == decision.recommended).unwrap_or(off);
+    let bytes_then = under(&decision.recommended, off_bytes);
+    let keep = decision.recommended == current;
+    let cpu_per_image = then.compress_cpu_seconds / sampled_images;
+    let names: Vec<&str> = tables.iter().map(|(_, name)| name.as_str()).collect();
+    let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
+    Ok(AdviceRow {
+        area: "wal_compression".into(),
+        target: "wal_compression".into(),
+        current: current_setting.into(),
+        recommended: decision.recommended.clone(),
+        bytes_now: per_day.round() as i64,
+        bytes_recommended: bytes_then.round() as i64,
+        saving_percent: advisor::saving_percent(per_day.round() as i64, bytes_then.round() as i64),
+        compress_cpu_seconds_per_day: images.per_day().map(|n| n * cpu_per_image),
+        decompress_cpu_seconds_per_day: None,
+        compress_cpu_seconds_per_gb: (raw_image > 0.0).then(|| cpu_per_image / raw_image * GB),
+        decompress_cpu_seconds_per_gb: None,
+        basis: format!(
+            "no full-page image in the WAL read ({range}): {} pages sampled from the most-written tables ({}), hole              removed, compressed with the server's routines; per day from pg_stat_wal: {:.0} MB and {:.0} full-page images              over {:.1} h",
+            off.images,
+            names.join(", "),
+            written.amount / (1u64 << 20) as f64,
+            images.amount,
+            written.seconds / 3600.0
+        ),
+        confidence: if advisor::confidence(off.images as u64, written.seconds) == "high" { "medium" } else { "low" }.into(),
+        apply_sql: (!keep).then(|| {
+            format!("ALTER SYSTEM SET wal_compression = '{}'; SELECT pg_catalog.pg_reload_conf();", decision.recommended)
+        }),
+        note: format!(
+            "{}{}. Savings of WAL bytes against off, from sampled pages standing for the images: {}.",
             if keep { "keep: " } else { "" },
             decision.reason,
             savings.join(", ")
@@ -299,7 +389,8 @@ fn spill_advice() -> Result<AdviceRow, String> {
     if spilled.amount <= 0.0 {
         return Err(format!("no logical-decoding spill recorded ({slots} replication slot(s))"));
     }
-    let table = sampling::most_written_readable_table().ok_or("no table you may read to sample change records from")?;
+    let (_, table) =
+        sampling::most_written_readable_tables(1).pop().ok_or("no table you may read to sample change records from")?;
     let query = format!("SELECT t FROM {table} t LIMIT {SPILL_SAMPLE_ROWS}");
     let records = sampling::query_records(&query);
     let specs = [

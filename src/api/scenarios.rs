@@ -26,7 +26,7 @@ pub(super) fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
 }
 
 /// Add one relation's full-page images (all pages, or a seeded sample scaled up) to `totals`.
-fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: &mut FpiTotals) {
+pub(super) fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: &mut FpiTotals) {
     if !is_permanent(rel) {
         return; // unlogged and temporary relations write no WAL
     }

@@ -38,11 +38,15 @@ impl Rate {
     }
 }
 
-/// WAL bytes written since the statistics were reset.
-pub fn wal_written() -> Rate {
-    let query = format!("SELECT wal_bytes::pg_catalog.float8, {} FROM pg_catalog.pg_stat_wal", period("stats_reset"));
-    let (amount, seconds) = Spi::get_two::<f64, f64>(&query).unwrap_or_else(|e| spi_failed(e));
-    Rate { amount: amount.unwrap_or(0.0), seconds: seconds.unwrap_or(0.0) }
+/// WAL bytes and full-page images written since the statistics were reset.
+pub fn wal_written() -> (Rate, Rate) {
+    let query = format!(
+        "SELECT wal_bytes::pg_catalog.float8, wal_fpi::pg_catalog.float8, {} FROM pg_catalog.pg_stat_wal",
+        period("stats_reset")
+    );
+    let (bytes, fpi, seconds) = Spi::get_three::<f64, f64, f64>(&query).unwrap_or_else(|e| spi_failed(e));
+    let seconds = seconds.unwrap_or(0.0);
+    (Rate { amount: bytes.unwrap_or(0.0), seconds }, Rate { amount: fpi.unwrap_or(0.0), seconds })
 }
 
 /// Rows written (inserted and updated) and rows read (sequential and index fetches) of a table

@@ -206,15 +206,23 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
     })
 }
 
-/// The table with the most rows written (pg_stat_user_tables) that the caller may read, as
-/// `schema.table` quoted as needed.
-pub fn most_written_readable_table() -> Option<String> {
-    Spi::get_one::<String>(
-        "SELECT pg_catalog.quote_ident(schemaname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) \
-                pg_catalog.quote_ident(relname) \
-           FROM pg_catalog.pg_stat_user_tables \
-          WHERE pg_catalog.has_table_privilege(relid, 'SELECT') \
-          ORDER BY n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd DESC LIMIT 1",
-    )
-    .unwrap_or_else(|e| spi_failed(e))
+/// The `limit` tables with the most rows written (pg_stat_user_tables) that the caller may
+/// read: their OIDs and `schema.table` quoted as needed, most written first.
+pub fn most_written_readable_tables(limit: i64) -> Vec<(pg_sys::Oid, String)> {
+    Spi::connect(|client| {
+        client
+            .select(
+                "SELECT relid, pg_catalog.quote_ident(schemaname) OPERATOR(pg_catalog.||) '.' \
+                        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(relname) \
+                   FROM pg_catalog.pg_stat_user_tables \
+                  WHERE pg_catalog.has_table_privilege(relid, 'SELECT') \
+                  ORDER BY n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd OPERATOR(pg_catalog.+) n_tup_del DESC, relid \
+                  LIMIT $1",
+                None,
+                &[limit.into()],
+            )
+            .unwrap_or_else(|e| spi_failed(e))
+            .filter_map(|row| Some((row.get::<pg_sys::Oid>(1).ok()??, row.get::<String>(2).ok()??)))
+            .collect()
+    })
 }
