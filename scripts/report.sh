@@ -1,14 +1,54 @@
 #!/usr/bin/env bash
-# The README's main command: set up what is missing, build and install compresslab, start a
-# throwaway cluster, run the report, write it to results/report.md, print it, stop the cluster.
+# The README's main command: set up what is missing, build and install compresslab, then
+#
+#   bash scripts/report.sh                      a throwaway cluster with a pgbench database:
+#                                               advice, lab, scenario studies, validations;
+#   bash scripts/report.sh --dbname 'CONNINFO'  your own database (or set PGDATABASE and the
+#                                               other PG* variables instead of --dbname):
+#                                               advice, WAL what-if, lab on its largest tables.
+#
+# On your database it creates the extension compresslab (CREATE EXTENSION IF NOT EXISTS, in
+# schema compresslab) and nothing else but temporary tables; it only reads your data and WAL.
+# The server must be this machine's PostgreSQL 15, where the extension is installed. Writes
+# results/report.md, prints it. REPORT_BUDGET (default '30 s') bounds the advisor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGBENCH_SCALE=${PGBENCH_SCALE:-5}
+REPORT_BUDGET=${REPORT_BUDGET:-30 s}
+user_db=
+if [[ "${1:-}" == --dbname ]]; then
+  user_db=${2:?--dbname needs a connection string}
+elif [[ -n "${1:-}" ]]; then
+  echo "usage: bash scripts/report.sh [--dbname CONNINFO]" >&2
+  exit 2
+elif [[ -n "${PGDATABASE:-}" ]]; then
+  user_db=$PGDATABASE
+fi
 scripts/setup.sh
 source scripts/cluster.sh
 install_extension
-cluster_start report
 mkdir -p results
+
+# The report: a title, the advice, then the body the mode wrote.
+assemble() {
+  { echo "# compresslab report"; echo; cat results/advice.md results/report_body.md; } >results/report.md
+  rm -f results/advice.md results/report_body.md
+  cat results/report.md
+  echo "report: written to results/report.md${1:+ and $1}"
+}
+
+if [[ -n "$user_db" ]]; then
+  export PGDATABASE=$user_db
+  echo "report: on your database ($(psql -X -At -c "SELECT current_database() || ' as ' || current_user || ', PostgreSQL ' || current_setting('server_version')"))"
+  psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS compresslab" >/dev/null ||
+    { echo "report: CREATE EXTENSION compresslab failed: the server must be this machine's PostgreSQL 15, and you a role that may create it"; exit 1; }
+  psql -X -q -v ON_ERROR_STOP=1 -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >results/advice.md
+  psql -X -q -v ON_ERROR_STOP=1 -f scripts/report_user.sql >results/report_body.md
+  assemble
+  exit 0
+fi
+
+cluster_start report
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION compresslab" >/dev/null
 echo "report: generating a pgbench database (scale $PGBENCH_SCALE, uuid text filler as in the FPW thread)"
 "$PG_BINDIR/pgbench" -i -q -s "$PGBENCH_SCALE" >/dev/null 2>&1
@@ -40,6 +80,8 @@ for setting in off pglz lz4 zstd; do
   end=$(psql -X -At -d whatif -c "SELECT pg_current_wal_insert_lsn()")
   psql -X -q -d whatif -c "INSERT INTO whatif_runs VALUES ('$setting', '$start', '$end')"
 done
-psql -X -q -v ON_ERROR_STOP=1 -d whatif -f scripts/report_wal_whatif.sql >>results/report.md
-cat results/report.md
-echo "report: written to results/report.md and results/chart.svg"
+psql -X -q -v ON_ERROR_STOP=1 -d whatif -f scripts/report_wal_whatif.sql >>results/report_body.md
+psql -X -q -c "ALTER SYSTEM RESET ALL" -c "SELECT pg_reload_conf()" >/dev/null
+echo "report: the advisor on the pgbench database"
+psql -X -q -v ON_ERROR_STOP=1 -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >results/advice.md
+assemble results/chart.svg

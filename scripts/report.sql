@@ -1,12 +1,11 @@
 -- The main job's report, run by scripts/report.sh against a throwaway cluster holding a
--- pgbench database. Writes results/report.md and results/chart.svg; progress goes to stderr.
+-- pgbench database. Writes results/report_body.md (report.sh puts the advice before it) and
+-- results/chart.svg; progress goes to stderr.
 \set ON_ERROR_STOP 1
 \pset footer off
 SET client_min_messages = notice;
 SET compresslab.bench_iterations = 5;
-\o results/report.md
-\qecho '# compresslab report'
-\qecho
+\o results/report_body.md
 SELECT format('compresslab %s on PostgreSQL %s; pgbench scale %s (%s pages in pgbench_accounts); %s iterations per row after a warm-up.',
               compresslab.version(), current_setting('server_version'), (SELECT count(*) FROM pgbench_branches),
               pg_relation_size('pgbench_accounts') / 8192, current_setting('compresslab.bench_iterations')) AS summary \gset

@@ -119,6 +119,17 @@ fn advise(
     set_of("compresslab.advice", &rows)
 }
 
+/// A period in words: minutes under two hours, hours under two days, else days.
+fn period(seconds: f64) -> String {
+    if seconds < 7200.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 172800.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86400.0)
+    }
+}
+
 fn row_of<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow {
     rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
 }
@@ -180,7 +191,7 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
         decompress_cpu_seconds_per_gb: per_gb(then.decompress_cpu_seconds),
         basis: format!(
             "WAL {}..{} ({} MB, {} records, {} full-page images, {} compressed under each setting with the server's routines); \
-             per day from pg_stat_wal: {:.0} MB over {:.1} h",
+             per day from pg_stat_wal: {:.0} MB over {}",
             then.start_lsn,
             then.end_lsn,
             now.wal_bytes >> 20,
@@ -188,7 +199,7 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
             now.fpi_images,
             now.sampled_images,
             written.amount / (1u64 << 20) as f64,
-            written.seconds / 3600.0
+            period(written.seconds)
         ),
         confidence: advisor::confidence(now.sampled_images as u64, written.seconds).into(),
         apply_sql: (!keep).then(|| {
@@ -262,12 +273,12 @@ fn wal_advice_from_pages(current_setting: &str, current: &str, range: &str) -> R
         compress_cpu_seconds_per_gb: (raw_image > 0.0).then(|| cpu_per_image / raw_image * GB),
         decompress_cpu_seconds_per_gb: None,
         basis: format!(
-            "no full-page image in the WAL read ({range}): {} pages sampled from the most-written tables ({}), hole              removed, compressed with the server's routines; per day from pg_stat_wal: {:.0} MB and {:.0} full-page images              over {:.1} h",
+            "no full-page image in the WAL read ({range}): {} pages sampled from the most-written tables ({}), hole removed, compressed with the server's routines; per day from pg_stat_wal: {:.0} MB and {:.0} full-page images over {}",
             off.images,
             names.join(", "),
             written.amount / (1u64 << 20) as f64,
             images.amount,
-            written.seconds / 3600.0
+            period(written.seconds)
         ),
         confidence: if advisor::confidence(off.images as u64, written.seconds) == "high" { "medium" } else { "low" }.into(),
         apply_sql: (!keep).then(|| {
@@ -320,7 +331,11 @@ fn column_advice(column: &ToastColumn, default_method: &str, sample: i32) -> Opt
     let storage = sampling::column_storage(&rel, &column.column_name, Some(sample), 0);
     let (pglz, lz4) = (&estimate.rows[0], &estimate.rows[1]);
     let raw = pglz.raw_bytes;
-    let decision = advisor::choose_toast(raw, pglz.stored_bytes, lz4.stored_bytes);
+    let mut decision = advisor::choose_toast(raw, pglz.stored_bytes, lz4.stored_bytes);
+    if pglz.compressed_values == 0 && lz4.compressed_values == 0 {
+        decision.reason =
+            "TOAST compresses none of these values (rows under toast_tuple_target, or no gain): no change".into();
+    }
     let configured = if column.compression.is_empty() { default_method } else { column.compression.as_str() };
     let current = if column.compression.is_empty() {
         format!("{configured} (default_toast_compression)")
@@ -355,30 +370,29 @@ fn column_advice(column: &ToastColumn, default_method: &str, sample: i32) -> Opt
         decompress_cpu_seconds_per_gb: decompress_per_gb,
         basis: format!(
             "{} values sampled of about {:.0} ({} MB raw), compressed with the server's pglz and lz4 under TOAST's rules; \
-             per day from pg_stat_user_tables: {:.0} rows written, {:.0} read (each read counted as detoasting the value) over {:.1} h",
+             per day from pg_stat_user_tables: {:.0} rows written, {:.0} read (each read counted as detoasting the value) over {}",
             estimate.sampled,
             estimate.sampled as f64 * estimate.scale,
             raw >> 20,
             written.amount,
             read.amount,
-            written.seconds / 3600.0
+            period(written.seconds)
         ),
         confidence: advisor::confidence(estimate.sampled as u64, written.seconds).into(),
         apply_sql: (!keep).then(|| {
             format!("ALTER TABLE {} ALTER COLUMN {} SET COMPRESSION {recommended};", column.table_name, column.column)
         }),
-        note: format!(
-            "{}{}. In PostgreSQL 15 SET COMPRESSION applies to values written from then on: VACUUM FULL, CLUSTER, \
-             table rewrites, INSERT ... SELECT and UPDATEs that keep the value all keep the old method (tested by \
-             compresslab); only a new value is compressed anew, e.g. UPDATE {} SET {} = {} || '' for text, or a dump and \
-             restore, which would rewrite about {:.0} MB here.",
-            if keep { "keep: " } else { "" },
-            decision.reason,
-            column.table_name,
-            column.column,
-            column.column,
-            rewrite_mb
-        ),
+        note: if keep {
+            format!("keep: {}.", decision.reason)
+        } else {
+            format!(
+                "{}. In PostgreSQL 15 SET COMPRESSION applies to values written from then on: VACUUM FULL, CLUSTER, \
+                 table rewrites, INSERT ... SELECT and UPDATEs that keep the value all keep the old method (tested by \
+                 compresslab); only a new value is compressed anew, e.g. UPDATE {} SET {} = {} || '' for text, or a \
+                 dump and restore, which would rewrite about {:.0} MB here.",
+                decision.reason, column.table_name, column.column, column.column, rewrite_mb
+            )
+        },
     })
 }
 
@@ -416,10 +430,10 @@ fn spill_advice() -> Result<AdviceRow, String> {
         compress_cpu_seconds_per_gb: per_gb(lz4.cpu_seconds),
         decompress_cpu_seconds_per_gb: None,
         basis: format!(
-            "pg_stat_replication_slots: {:.0} MB spilled over {:.1} h; {} rows of {table} as change records, LZ4 \
+            "pg_stat_replication_slots: {:.0} MB spilled over {}; {} rows of {table} as change records, LZ4 \
              streaming across records against raw (simulate_spill)",
             spilled.amount / (1u64 << 20) as f64,
-            spilled.seconds / 3600.0,
+            period(spilled.seconds),
             records.len()
         ),
         confidence: advisor::confidence(records.len() as u64, spilled.seconds).into(),

@@ -1,0 +1,37 @@
+-- The report's opening section: compresslab.advise() on the database the report runs on.
+-- Prints Markdown to standard output (scripts/report.sh puts it first in results/report.md);
+-- creates nothing but a temporary table. Variable: budget (an interval, e.g. '30 s').
+\set ON_ERROR_STOP 1
+\pset footer off
+SET client_min_messages = warning;
+\qecho '## Advice: should this server change wal_compression or TOAST compression?'
+\qecho
+SELECT format('`SELECT * FROM compresslab.advise(%L)` on database `%s` (%s): one row per decision; bytes are per day for WAL and spill (at the rate pg_stat_wal and pg_stat_replication_slots observed), in total for a column; CPU is the server''s own code. The rules are in the README.',
+              :'budget', current_database(), pg_size_pretty(pg_database_size(current_database()))) AS advice_intro \gset
+\qecho :advice_intro
+\qecho
+CREATE TEMP TABLE report_advice AS SELECT * FROM compresslab.advise(:'budget');
+\qecho '```'
+SELECT area, target, current, recommended, pg_size_pretty(bytes_now) AS now, pg_size_pretty(bytes_recommended) AS then,
+       round(saving_percent::numeric, 1) AS saving_percent,
+       round(compress_cpu_seconds_per_gb::numeric, 2) AS compress_s_per_gb,
+       round(decompress_cpu_seconds_per_gb::numeric, 2) AS decompress_s_per_gb, confidence
+  FROM report_advice ORDER BY array_position(ARRAY['wal_compression', 'toast', 'spill'], area), bytes_now DESC;
+\qecho '```'
+\qecho
+\qecho 'To apply:'
+\qecho
+\qecho '```sql'
+\pset format unaligned
+\pset tuples_only on
+SELECT coalesce(string_agg(apply_sql, E'\n' ORDER BY area DESC, target), '-- nothing to change') FROM report_advice;
+\qecho '```'
+\qecho
+\qecho 'Why, and what was measured:'
+\qecho
+SELECT string_agg(format('- **%s** `%s`: %s *Measured:* %s (confidence %s).', area, target, note, basis, confidence), E'\n'
+                  ORDER BY array_position(ARRAY['wal_compression', 'toast', 'spill'], area), bytes_now DESC)
+  FROM report_advice;
+\pset tuples_only off
+\pset format aligned
+\qecho

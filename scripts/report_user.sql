@@ -1,0 +1,54 @@
+-- The report on the user's own database (scripts/report.sh --dbname ...): what its WAL would
+-- take under each wal_compression setting, which relations write the full-page images, and
+-- the lab on page images of its largest tables. Reads only; creates nothing but temporary
+-- tables. Prints Markdown to standard output.
+\set ON_ERROR_STOP 1
+\pset footer off
+SET client_min_messages = warning;
+SET compresslab.bench_iterations = 5;
+SELECT rolsuper OR pg_has_role('pg_read_server_files', 'MEMBER') AS may_read_wal FROM pg_roles WHERE rolname = current_user \gset
+\if :may_read_wal
+\qecho '## WAL what-if: the WAL in pg_wal under every wal_compression setting'
+\qecho
+\qecho 'From the oldest WAL still in pg_wal to the flush LSN; images sampled one in ten.'
+\qecho
+\qecho '```'
+SELECT wal_compression, start_lsn, end_lsn, records, fpi_images, sampled_images, compressed_images, stored_images,
+       pg_size_pretty(fpi_bytes) AS fpi_bytes, pg_size_pretty(wal_bytes) AS wal_bytes,
+       round(saving_percent::numeric, 1) AS saving_percent, round(compress_cpu_seconds::numeric, 3) AS compress_cpu_s,
+       round(decompress_cpu_seconds::numeric, 3) AS decompress_cpu_s
+  FROM compresslab.wal_whatif(sample => 0.1);
+\qecho '```'
+\qecho
+\qecho 'The relations writing the most full-page images (top 10):'
+\qecho
+\qecho '```'
+SELECT relation, fork, wal_compression, fpi_images, pg_size_pretty(fpi_bytes) AS fpi_bytes, round(saving_percent::numeric, 1) AS saving_percent
+  FROM compresslab.wal_whatif_by_relation(sample => 0.1) b
+ WHERE (relation, fork) IN (SELECT relation, fork FROM compresslab.wal_whatif_by_relation(sample => 0.1)
+                             WHERE wal_compression = 'off' ORDER BY fpi_bytes DESC LIMIT 10)
+ ORDER BY max(fpi_bytes) OVER (PARTITION BY relation, fork) DESC, relation, fork,
+          array_position(ARRAY['off','pglz','lz4','zstd'], wal_compression);
+\qecho '```'
+\else
+\qecho '## WAL what-if'
+\qecho
+\qecho 'Left out: reading WAL needs superuser or pg_read_server_files.'
+\endif
+\qecho
+\qecho '## The lab: page images of the three largest tables you may read'
+\qecho
+\qecho 'A seeded sample of 256 pages of each, each page image (hole removed) compressed on its own as a full-page write would be; MB/s of uncompressed bytes, median (best).'
+\qecho
+CREATE TEMP TABLE largest AS
+SELECT c.oid::regclass AS rel FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'm') AND c.relpersistence = 'p' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND n.nspname !~ '^pg_toast' AND has_table_privilege(c.oid, 'SELECT') AND pg_relation_size(c.oid) > 0
+ ORDER BY pg_relation_size(c.oid) DESC LIMIT 3;
+\pset format unaligned
+\pset tuples_only on
+SELECT coalesce(compresslab.markdown(jsonb_agg(r ORDER BY r.source, r.compress_mbps DESC)), 'No table with data to sample.')
+  FROM largest l, compresslab.bench_pages(l.rel, ARRAY['server_pglz','pglz','server_lz4','lz4','server_zstd:1','server_zstd:3','zstd:9'],
+                                          ARRAY[0], sample_pages => 256, seed => 1) r;
+\pset tuples_only off
+\pset format aligned
