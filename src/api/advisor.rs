@@ -15,7 +15,10 @@ use pgrx::{composite_type, PgRelation};
 
 use compresslab_core::scenarios::fpi::FpiTotals;
 
-use super::scenarios::{add_relation, toast_estimate};
+use compresslab_core::lab::Codec;
+use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
+
+use super::scenarios::{add_relation, codec_of, toast_estimate_of};
 use super::wal::replay_range;
 use crate::errors::{raise, required, OrRaise};
 use crate::rows::set_of;
@@ -324,17 +327,31 @@ fn toast_advice(deadline: Instant, rows: &mut Vec<AdviceRow>, left_out: &mut Lef
 fn column_advice(column: &ToastColumn, default_method: &str, sample: i32) -> Option<AdviceRow> {
     // SAFETY: AccessShareLock is taken; one relation is open at a time.
     let rel = unsafe { PgRelation::with_lock(column.table, pg_sys::AccessShareLock as _) };
-    let estimate = toast_estimate(&rel, &column.column_name, Some(sample), 0, 3);
-    if estimate.sampled == 0 {
+    let (values, stored) = sampling::column_values_as_stored(&rel, &column.column_name, Some(sample), 0);
+    if values.is_empty() {
         return None;
     }
-    let storage = sampling::column_storage(&rel, &column.column_name, Some(sample), 0);
+    let estimate = toast_estimate_of(&rel, &column.column_name, values, true, 3);
     let (pglz, lz4) = (&estimate.rows[0], &estimate.rows[1]);
     let raw = pglz.raw_bytes;
-    let mut decision = advisor::choose_toast(raw, pglz.stored_bytes, lz4.stored_bytes);
-    if pglz.compressed_values == 0 && lz4.compressed_values == 0 {
+    // What each method would store, TOAST's decisions for these rows kept (see stored_as_decided).
+    let mut codecs: Vec<(&str, Box<dyn Codec>)> =
+        TOAST_METHODS.iter().map(|(name, method)| (*name, codec_of(method))).collect();
+    let decided = toast::stored_as_decided(&estimate.values, &stored, &mut codecs).or_raise();
+    let scaled = |bytes: i64| (bytes as f64 * estimate.scale).round() as i64;
+    let (pglz_bytes, lz4_bytes) = (scaled(decided[0]), scaled(decided[1]));
+    let mut decision = advisor::choose_toast(raw, pglz_bytes, lz4_bytes);
+    if stored.iter().all(|s| s.method.is_none()) && pglz.compressed_values == 0 && lz4.compressed_values == 0 {
         decision.reason =
             "TOAST compresses none of these values (rows under toast_tuple_target, or no gain): no change".into();
+    }
+    let mut mix: Vec<(String, usize)> = Vec::new();
+    for s in &stored {
+        let name = s.method.clone().unwrap_or_else(|| "uncompressed".into());
+        match mix.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => mix.push((name, 1)),
+        }
     }
     let configured = if column.compression.is_empty() { default_method } else { column.compression.as_str() };
     let current = if column.compression.is_empty() {
@@ -345,10 +362,14 @@ fn column_advice(column: &ToastColumn, default_method: &str, sample: i32) -> Opt
     let recommended =
         if decision.recommended.is_empty() { configured.to_string() } else { decision.recommended.clone() };
     let keep = recommended == configured;
-    let stored_now = (storage.iter().map(|(_, _, bytes)| *bytes).sum::<i64>() as f64 * estimate.scale).round() as i64;
+    let stored_now = scaled(stored.iter().map(|s| s.size as i64).sum());
     let chosen = if recommended == "pglz" { pglz } else { lz4 };
-    let bytes_then = if keep && decision.recommended.is_empty() { stored_now } else { chosen.stored_bytes };
-    let mix: Vec<String> = storage.iter().map(|(method, count, _)| format!("{method} {count}")).collect();
+    let bytes_then = match recommended.as_str() {
+        _ if decision.recommended.is_empty() => stored_now,
+        "pglz" => pglz_bytes,
+        _ => lz4_bytes,
+    };
+    let mix: Vec<String> = mix.iter().map(|(method, count)| format!("{method} {count}")).collect();
     let (written, read) = activity::table_rows(column.table);
     let avg_raw = if pglz.values > 0 { raw as f64 / pglz.values as f64 } else { 0.0 };
     let gb_per_day = |rate: Rate| rate.per_day().map(|rows| rows * avg_raw / GB);

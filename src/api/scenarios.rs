@@ -99,6 +99,8 @@ pub(super) struct ToastEstimate {
     /// Values sampled, and the factor from the sample to the column.
     pub sampled: usize,
     pub scale: f64,
+    /// The values read.
+    pub values: Payload,
 }
 
 pub(super) fn toast_estimate(
@@ -108,12 +110,23 @@ pub(super) fn toast_estimate(
     seed: i32,
     iterations: u32,
 ) -> ToastEstimate {
-    let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(rel, col, sample_values, seed));
+    let values = sampling::column_values(rel, col, sample_values, seed);
+    toast_estimate_of(rel, col, values, sample_values.is_some(), iterations)
+}
+
+/// [`toast_estimate`] of values already read (`is_sample`: a sample, not the whole column).
+pub(super) fn toast_estimate_of(
+    rel: &PgRelation,
+    col: &str,
+    values: Vec<Vec<u8>>,
+    is_sample: bool,
+    iterations: u32,
+) -> ToastEstimate {
+    let values = Payload::new(format!("{}.{col}", rel.name()), values);
     // A sample stands for the whole column, as a page sample does for the relation.
     let rows = sampling::estimated_rows(rel);
     let sampled = values.pieces.len();
-    let scale =
-        if sample_values.is_some() && sampled > 0 && rows > sampled as f64 { rows / sampled as f64 } else { 1.0 };
+    let scale = if is_sample && sampled > 0 && rows > sampled as f64 { rows / sampled as f64 } else { 1.0 };
     let overhead = sampling::row_overhead(rel, col);
     let rows = TOAST_METHODS
         .iter()
@@ -123,5 +136,5 @@ pub(super) fn toast_estimate(
                 .scaled(scale)
         })
         .collect();
-    ToastEstimate { rows, sampled, scale }
+    ToastEstimate { rows, sampled, scale, values }
 }

@@ -6,6 +6,7 @@
 use std::ffi::{CStr, CString};
 
 use compresslab_core::error::try_copy;
+use compresslab_core::scenarios::toast;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
@@ -45,33 +46,35 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32)
     })
 }
 
-/// How the values [`column_values`] samples are stored now: per compression method
-/// (`pg_column_compression`; `uncompressed` for none), the values and their bytes
-/// (`pg_column_size`).
-pub fn column_storage(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<(String, i64, i64)> {
-    let sample = sample_query(
+/// The values [`column_values`] samples, each with how the table stores it now: the method
+/// it is compressed with (`pg_column_compression`) and its `pg_column_size`.
+pub fn column_values_as_stored(
+    rel: &PgRelation,
+    col: &str,
+    limit: Option<i32>,
+    seed: i32,
+) -> (Vec<Vec<u8>>, Vec<toast::StoredNow>) {
+    let query = sample_query(
         rel,
         col,
-        "pg_catalog.pg_column_compression({column}) AS method, pg_catalog.pg_column_size({column}) AS size",
+        "{column}, pg_catalog.pg_column_compression({column}), pg_catalog.pg_column_size({column})",
         limit,
         seed,
     );
-    let query = format!(
-        "SELECT COALESCE(method, 'uncompressed'), pg_catalog.count(*), pg_catalog.sum(size)::pg_catalog.int8 \
-           FROM ({sample}) s GROUP BY 1 ORDER BY 2 DESC, 1"
-    );
     Spi::connect(|client| {
-        client
-            .select(&query, None, &[])
-            .unwrap_or_else(|e| spi_failed(e))
-            .map(|row| {
-                (
-                    row.get::<String>(1).ok().flatten().unwrap_or_default(),
-                    row.get::<i64>(2).ok().flatten().unwrap_or(0),
-                    row.get::<i64>(3).ok().flatten().unwrap_or(0),
-                )
-            })
-            .collect()
+        let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
+        let (mut values, mut stored) = (Vec::new(), Vec::new());
+        while table.next().is_some() {
+            check_for_interrupts!();
+            if let Ok(Some(datum)) = table.get_datum_by_ordinal(1) {
+                values.push(varlena_bytes(datum));
+                stored.push(toast::StoredNow {
+                    method: table.get::<String>(2).ok().flatten(),
+                    size: table.get::<i32>(3).ok().flatten().unwrap_or(0).max(0) as usize,
+                });
+            }
+        }
+        (values, stored)
     })
 }
 
@@ -111,10 +114,20 @@ fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, s
     }
 }
 
-/// The planner's estimate of the relation's rows (`reltuples`; negative when never analyzed).
+/// The planner's estimate of the relation's rows (`reltuples`), or, for a table never
+/// vacuumed or analyzed (`reltuples` = -1), the statistics' live rows (`n_live_tup`).
 pub fn estimated_rows(rel: &PgRelation) -> f64 {
     // SAFETY: rd_rel is valid for an open relation.
-    unsafe { (*rel.rd_rel).reltuples as f64 }
+    let reltuples = unsafe { (*rel.rd_rel).reltuples as f64 };
+    if reltuples >= 0.0 {
+        return reltuples;
+    }
+    Spi::get_one_with_args::<i64>(
+        "SELECT n_live_tup FROM pg_catalog.pg_stat_all_tables WHERE relid OPERATOR(pg_catalog.=) $1",
+        &[rel.oid().into()],
+    )
+    .unwrap_or_else(|e| spi_failed(e))
+    .map_or(reltuples, |n| n as f64)
 }
 
 /// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied

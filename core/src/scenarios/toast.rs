@@ -117,6 +117,54 @@ pub fn estimate(
     })
 }
 
+/// One sampled value as the table stores it now: the method TOAST compressed it with (None:
+/// not compressed) and its `pg_column_size`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredNow {
+    pub method: Option<String>,
+    pub size: usize,
+}
+
+/// What the values would take under each of `codecs` (name, codec) if TOAST made the decisions
+/// it really made for them: a value stored uncompressed stays as it is (the row was narrow
+/// enough, or compression did not pay); a value it compressed is compressed with the other
+/// method instead, in the same place (inline: 8-byte header; out of line: 4), or stored raw
+/// there if that method saves 2 bytes or less. Unlike [`estimate`], this keeps the tuple-level
+/// decisions of rows with several wide columns, which a one-column model cannot see. Returns
+/// the stored bytes per codec, in order.
+pub fn stored_as_decided(
+    values: &Payload,
+    now: &[StoredNow],
+    codecs: &mut [(&str, Box<dyn Codec>)],
+) -> Result<Vec<i64>> {
+    let mut totals = vec![0i64; codecs.len()];
+    let mut scratch = Vec::new();
+    for (value, stored) in values.pieces.iter().zip(now) {
+        let Some(method) = &stored.method else {
+            totals.iter_mut().for_each(|t| *t += stored.size as i64);
+            continue;
+        };
+        let mut lengths = Vec::with_capacity(codecs.len());
+        for (_, codec) in codecs.iter_mut() {
+            lengths.push(compress_to_vec(codec.as_mut(), value, &mut scratch)?);
+        }
+        // The header it has now: the size minus what its own method produces.
+        let own = codecs.iter().position(|(name, _)| name == method).and_then(|i| lengths[i]);
+        let header = match own.map(|len| stored.size.saturating_sub(len)) {
+            Some(VARHDRSZ) => VARHDRSZ,
+            _ => VARHDRSZ_COMPRESSED,
+        };
+        for (total, len) in totals.iter_mut().zip(&lengths) {
+            *total += match len {
+                Some(len) if len + VARHDRSZ_COMPRESSED < value.len().saturating_sub(2) => len + header,
+                _ if header == VARHDRSZ => value.len(),
+                _ => value.len() + VARHDRSZ,
+            } as i64;
+        }
+    }
+    Ok(totals)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +187,31 @@ mod tests {
         // VARSIZE(compressed) = len + 8 must be < valsize - 2
         assert!(!stored_value_size(3000, 28, Some(2990)).1);
         assert!(stored_value_size(3000, 28, Some(2989)).1);
+    }
+
+    #[test]
+    fn decisions_made_are_kept_and_only_the_method_changes() {
+        let text = b"wide and repetitive ".repeat(200);
+        let values = Payload::new("t.c", vec![b"short".to_vec(), text.clone(), text.clone()]);
+        let mut codecs =
+            [("pglz", crate::lab::codecs::tests::codec("pglz")), ("lz4", crate::lab::codecs::tests::codec("lz4"))];
+        let pglz_len = compress_to_vec(codecs[0].1.as_mut(), &text, &mut Vec::new()).unwrap().unwrap();
+        let lz4_len = compress_to_vec(codecs[1].1.as_mut(), &text, &mut Vec::new()).unwrap().unwrap();
+        // the short value is as it is; one text value is inline (8-byte header), one external (4)
+        let now = [
+            StoredNow { method: None, size: 6 },
+            StoredNow { method: Some("pglz".into()), size: pglz_len + 8 },
+            StoredNow { method: Some("pglz".into()), size: pglz_len + 4 },
+        ];
+        let totals = stored_as_decided(&values, &now, &mut codecs).unwrap();
+        assert_eq!(totals[0], (6 + 2 * pglz_len + 12) as i64, "under its own method it is what it is");
+        assert_eq!(totals[1], (6 + 2 * lz4_len + 12) as i64);
+        // random data the method cannot shrink is stored raw where it was
+        let random = crate::rng::SeededRng::new(3).bytes(3000);
+        let values = Payload::new("t.r", vec![random]);
+        let now = [StoredNow { method: Some("lz4".into()), size: 2990 }];
+        let totals = stored_as_decided(&values, &now, &mut codecs).unwrap();
+        assert_eq!(totals, [3004, 3004]);
     }
 
     #[test]
