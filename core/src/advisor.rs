@@ -125,11 +125,13 @@ pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision
             reason: format!("pglz stores {edge:.1}% fewer bytes than lz4: space wins over decompression speed"),
         }
     } else {
+        let more = if pglz_bytes > 0 { 100.0 * (lz4_bytes - pglz_bytes) as f64 / pglz_bytes as f64 } else { 0.0 };
         Decision {
             recommended: "lz4".into(),
             reason: format!(
-                "lz4 stores within {PGLZ_EDGE_PERCENT}% of pglz ({:+.1}%) and decompresses several times faster",
-                -edge
+                "lz4 stores {:.1}% {} bytes than pglz (less than {PGLZ_EDGE_PERCENT}% more) and decompresses several times faster",
+                more.abs(),
+                if more >= 0.0 { "more" } else { "fewer" }
             ),
         }
     }
@@ -182,6 +184,8 @@ mod tests {
     fn toast_rule() {
         assert_eq!(choose_toast(1000, 980, 990).recommended, "", "2% is no change");
         assert_eq!(choose_toast(1000, 400, 420).recommended, "lz4");
+        assert!(choose_toast(1000, 400, 420).reason.starts_with("lz4 stores 5.0% more bytes than pglz"));
+        assert!(choose_toast(1000, 420, 400).reason.starts_with("lz4 stores 4.8% fewer bytes than pglz"));
         assert_eq!(choose_toast(1000, 300, 400).recommended, "pglz");
         assert_eq!(choose_toast(1000, 1000, 960).recommended, "", "4% is no change");
         assert_eq!(choose_toast(0, 0, 0).recommended, "");
