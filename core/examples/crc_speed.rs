@@ -49,15 +49,7 @@ fn main() {
 }
 
 fn buffer(len: usize) -> Vec<u8> {
-    let mut state = 0x9E37_79B9_u32;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as u8
-        })
-        .collect()
+    compresslab_core::rng::SeededRng::new(0x9E37_79B9).bytes(len)
 }
 
 fn wall(data: &[u8], sizes: &[usize]) {

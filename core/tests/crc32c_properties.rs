@@ -5,15 +5,7 @@ use compresslab_core::checksum::{crc32c, slicing8};
 use proptest::prelude::*;
 
 fn bytes(len: usize, seed: u32) -> Vec<u8> {
-    let mut state = seed | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as u8
-        })
-        .collect()
+    compresslab_core::rng::SeededRng::new(seed as u64).bytes(len)
 }
 
 #[test]

@@ -133,6 +133,11 @@ fn period(seconds: f64) -> String {
     }
 }
 
+/// The statements that apply a `wal_compression` recommendation.
+fn set_wal_compression(setting: &str) -> String {
+    format!("ALTER SYSTEM SET wal_compression = '{setting}'; SELECT pg_catalog.pg_reload_conf();")
+}
+
 fn row_of<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow {
     rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
 }
@@ -206,7 +211,7 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
         ),
         confidence: advisor::confidence(now.sampled_images as u64, written.seconds).into(),
         apply_sql: (!keep).then(|| {
-            format!("ALTER SYSTEM SET wal_compression = '{}'; SELECT pg_catalog.pg_reload_conf();", decision.recommended)
+            set_wal_compression(&decision.recommended)
         }),
         note: format!(
             "{}{}. Savings of WAL bytes against off: {}. bytes are per day (of WAL as written now); CPU is the server's \
@@ -285,7 +290,7 @@ fn wal_advice_from_pages(current_setting: &str, current: &str, range: &str) -> R
         ),
         confidence: if advisor::confidence(off.images as u64, written.seconds) == "high" { "medium" } else { "low" }.into(),
         apply_sql: (!keep).then(|| {
-            format!("ALTER SYSTEM SET wal_compression = '{}'; SELECT pg_catalog.pg_reload_conf();", decision.recommended)
+            set_wal_compression(&decision.recommended)
         }),
         note: format!(
             "{}{}. Savings of WAL bytes against off, from sampled pages standing for the images: {}.",

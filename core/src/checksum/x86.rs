@@ -310,15 +310,7 @@ mod tests {
     use crate::checksum::slicing8;
 
     fn bytes(len: usize, seed: u32) -> Vec<u8> {
-        let mut state = seed | 1;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 17;
-                state ^= state << 5;
-                state as u8
-            })
-            .collect()
+        crate::rng::SeededRng::new(seed as u64).bytes(len)
     }
 
     /// Every path (one stream, three streams with every table entry, the fold with and without
