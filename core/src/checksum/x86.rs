@@ -317,9 +317,9 @@ mod tests {
     /// its four-vector loop) against the reference, with and without AVX-512.
     #[test]
     fn every_path_equals_the_reference() {
-        if !available() {
-            return;
-        }
+        // Every x86-64 CPU PostgreSQL 15 builds for since 2011 has both; a machine without them
+        // would not test these paths at all, so say so instead of passing.
+        assert!(available(), "this CPU lacks SSE4.2 or PCLMULQDQ: the hardware paths cannot be tested here");
         let avx512 = FEATURES.load(Ordering::Relaxed) & AVX512 != 0;
         let data = bytes(24 * N_MAX * 2 + 104, 7);
         let mut lens: Vec<usize> = (0..=1100).collect();
