@@ -151,6 +151,12 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
   FROM crc_8k o JOIN crc_8k c ON c.implementation = 'server_crc32c'
  WHERE o.implementation = 'crc32c';
 \qecho '```'
+\qecho
+\qecho 'The same comparison at the SQL level, as a user calls the functions: `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data, the time to fetch the values subtracted, best of 7 (`scripts/sql_vs_c.sql`):'
+\qecho
+\qecho '```'
+\ir sql_vs_c.sql
+\qecho '```'
 
 \qecho
 \qecho '## Checksums by WAL record size (16 B to 8 KB)'

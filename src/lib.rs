@@ -12,6 +12,7 @@ use pgrx::prelude::*;
 ::pgrx::pg_module_magic!(name, version);
 
 mod api;
+mod bytea;
 mod errors;
 mod gucs;
 mod rows;

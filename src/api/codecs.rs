@@ -2,11 +2,12 @@
 //! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and PostgreSQL's
 //! own C pglz for comparison.
 
-use compresslab_core::error::{try_with_capacity, try_zeroed};
+use compresslab_core::error::try_with_capacity;
 use compresslab_core::pglz::Strategy;
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
 use pgrx::prelude::*;
 
+use crate::bytea::ResultBytea;
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
 use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress_padded};
@@ -51,11 +52,6 @@ fn fits(result: Vec<u8>) -> Vec<u8> {
     result
 }
 
-/// A zero-filled output buffer of `len` bytes, allocated fallibly.
-fn output(len: usize) -> Vec<u8> {
-    try_zeroed(len, "the result").or_raise()
-}
-
 /// Decompress a value written by `compress()`; the method is read from its header.
 #[pg_extern(stable, strict, parallel_safe)]
 fn decompress(data: &[u8]) -> Vec<u8> {
@@ -79,10 +75,10 @@ fn compression_info(
 /// refuses to compress, as PostgreSQL's `pglz_compress` returns -1. `strategy` is `default`,
 /// `always`, or `key=value` pairs of the six strategy fields.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
+fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = pglz::Strategy::parse(strategy).or_raise();
-    let mut out = output(pglz::max_output(data.len()));
-    let n = pglz::compress_to_ticking(data, &mut out, &strategy, false, &mut check_interrupts)?;
+    let mut out = ResultBytea::zeroed(pglz::max_output(data.len()));
+    let n = pglz::compress_to_ticking(data, out.data_mut(), &strategy, false, &mut check_interrupts)?;
     out.truncate(n);
     Some(out)
 }
@@ -91,22 +87,25 @@ fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<V
 /// must produce exactly `raw_size` bytes and be consumed whole; without it, a prefix is fine
 /// (as for TOAST slices).
 #[pg_extern(stable, strict, parallel_safe)]
-fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> Vec<u8> {
-    pglz::decompress(data, checked_raw_size(raw_size), check_complete).or_raise()
+fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
+    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    let n = pglz::decompress_into(data, out.data_mut(), check_complete).or_raise();
+    out.truncate(n);
+    out
 }
 
 /// One LZ4 block; with `size_prefix` the raw size is prepended as 4 bytes little-endian.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> Vec<u8> {
-    let mut out = output(4 + lz4::block::compress_bound(data.len()));
+fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea {
+    let mut out = ResultBytea::zeroed(4 + lz4::block::compress_bound(data.len()));
     let n = if size_prefix {
-        lz4::block::compress_prefixed_to(data, &mut out)
+        lz4::block::compress_prefixed_to(data, out.data_mut())
     } else {
-        lz4::block::compress_to(data, &mut out)
+        lz4::block::compress_to(data, out.data_mut())
     }
     .or_raise();
     out.truncate(n);
-    fits(out)
+    out
 }
 
 /// Decompress one LZ4 block that starts with its raw size (4 bytes, little-endian).
@@ -117,8 +116,10 @@ fn lz4_decompress(data: &[u8]) -> Vec<u8> {
 
 /// Decompress one LZ4 block into exactly `raw_size` bytes.
 #[pg_extern(stable, strict, parallel_safe, name = "lz4_decompress")]
-fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> Vec<u8> {
-    lz4::block::decompress(data, checked_raw_size(raw_size)).or_raise()
+fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
+    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    lz4::block::decompress_into(data, out.data_mut()).or_raise();
+    out
 }
 
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
@@ -175,23 +176,23 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
 
 /// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).
 #[pg_extern(immutable, strict, parallel_safe)]
-fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<Vec<u8>> {
+fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = Strategy::parse(strategy).or_raise();
-    let mut out = output(pglz::max_output(data.len()));
-    let n = c_pglz_compress(data, &mut out, &strategy)?;
+    let mut out = ResultBytea::zeroed(pglz::max_output(data.len()));
+    let n = c_pglz_compress(data, out.data_mut(), &strategy)?;
     out.truncate(n);
     Some(out)
 }
 
 /// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
 #[pg_extern(stable, strict, parallel_safe)]
-fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> Vec<u8> {
-    let mut out = output(checked_raw_size(raw_size));
+fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
+    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
     // The C decoder checks for a truncated tag only after reading it: give it 4 spare bytes.
     let mut padded = try_with_capacity(data.len() + 4, "a copy of the input").or_raise();
     padded.extend_from_slice(data);
     padded.extend_from_slice(&[0; 4]);
-    match c_pglz_decompress_padded(&padded, &mut out, check_complete) {
+    match c_pglz_decompress_padded(&padded, out.data_mut(), check_complete) {
         Some(n) => {
             out.truncate(n);
             out

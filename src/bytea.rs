@@ -1,0 +1,74 @@
+//! A bytea result built in place: allocated once with palloc at its final size (or a bound),
+//! written by the codec, shortened to what was written, and returned as it is — no
+//! intermediate `Vec`, no copy into the result (pgrx's `Vec<u8>` return copies).
+
+use std::ptr::NonNull;
+
+use compresslab_core::CodecError;
+use pgrx::callconv::{BoxRet, FcInfo};
+use pgrx::datum::Datum;
+use pgrx::pg_sys;
+
+use crate::errors::raise;
+use crate::gucs;
+
+const VARHDRSZ: usize = pg_sys::VARHDRSZ;
+
+/// A palloc'd bytea of `len` data bytes, zeroed (so that it is initialised memory a codec may
+/// be handed as `&mut [u8]`).
+pub struct ResultBytea {
+    varlena: NonNull<pg_sys::varlena>,
+    len: usize,
+}
+
+impl ResultBytea {
+    /// Room for `len` bytes; more than a bytea holds is `program_limit_exceeded`, an allocation
+    /// that fails is `out_of_memory` (never an abort).
+    pub fn zeroed(len: usize) -> ResultBytea {
+        if len > gucs::MAX_RESULT as usize {
+            raise(CodecError::too_large(format!(
+                "the result would be {len} bytes, more than a bytea can hold ({} bytes)",
+                gucs::MAX_RESULT
+            )));
+        }
+        let flags = (pg_sys::MCXT_ALLOC_NO_OOM | pg_sys::MCXT_ALLOC_ZERO) as i32;
+        // SAFETY: palloc_extended in the current memory context; with MCXT_ALLOC_NO_OOM it
+        // returns NULL instead of raising, which we turn into our own ERROR below.
+        let ptr = unsafe { pg_sys::palloc_extended(VARHDRSZ + len, flags) }.cast::<pg_sys::varlena>();
+        let Some(varlena) = NonNull::new(ptr) else {
+            raise(CodecError::OutOfMemory(format!("could not allocate {len} bytes for the result")))
+        };
+        let mut result = ResultBytea { varlena, len };
+        result.set_len(len);
+        result
+    }
+
+    /// The data bytes.
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the allocation holds VARHDRSZ + len bytes, zeroed at allocation; we hold the
+        // only pointer to it until it is returned.
+        unsafe { std::slice::from_raw_parts_mut(self.varlena.as_ptr().cast::<u8>().add(VARHDRSZ), self.len) }
+    }
+
+    /// Keep the first `len` bytes (at most the current length).
+    pub fn truncate(&mut self, len: usize) {
+        self.set_len(len.min(self.len));
+    }
+
+    fn set_len(&mut self, len: usize) {
+        self.len = len;
+        // SAFETY: a 4-byte varlena header we own; len ≤ MAX_RESULT so the size fits an i32.
+        unsafe { pgrx::set_varsize_4b(self.varlena.as_ptr(), (VARHDRSZ + len) as i32) };
+    }
+}
+
+// SAFETY: the Datum is a pointer to a palloc'd bytea in the function's memory context, which
+// is what PostgreSQL expects a function returning bytea to return.
+unsafe impl BoxRet for ResultBytea {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
+        // SAFETY: as above.
+        unsafe { fcinfo.return_raw_datum(pg_sys::Datum::from(self.varlena.as_ptr())) }
+    }
+}
+
+pgrx::impl_sql_translatable!(ResultBytea, "bytea");
