@@ -134,6 +134,14 @@ SELECT count(*) FILTER (WHERE area = 'toast') AS toast_rows, count(*) FILTER (WH
   FROM compresslab.advise('1 s') \gset
 SELECT :toast_rows > 0 AS looked_at_some, :'some_left_out'::bool AS left_some_out,
        clock_timestamp() - :'t0'::timestamptz < interval '2 s' AS within_budget_plus_1_s;
+-- cancel and statement_timeout stop it well before its budget
+SELECT clock_timestamp() AS t1 \gset
+SET statement_timeout = '300ms';
+\set VERBOSITY terse
+SELECT count(*) FROM compresslab.advise('30 s');
+\set VERBOSITY default
+RESET statement_timeout;
+SELECT clock_timestamp() - :'t1'::timestamptz < interval '1.3 s' AS stopped_within_a_second;
 -- privileges: a role that may read docs only gets advice on docs only, and no WAL row
 CREATE ROLE advise_user;
 GRANT USAGE ON SCHEMA compresslab TO advise_user;
