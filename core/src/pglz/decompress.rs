@@ -117,9 +117,10 @@ fn copy_match(out: &mut [u8], op: usize, off: usize, len: usize) {
 /// of up to 32 bytes that may write up to 31 bytes past its end, so it takes
 /// the fast copy only with `len + FAST_SLACK` bytes of room left.
 const FAST_SLACK: usize = 32;
-/// Input the fast loop keeps in reserve: a run of literals is copied with one
-/// 8-byte load, and a tag needs at most three bytes.
-const FAST_INPUT: usize = 8;
+/// Input the fast loop needs at the start of a control group: the control byte,
+/// then items starting at most 1 + 3 * 7 = 22 bytes in, each read with an 8-byte
+/// (literals) or 4-byte (tag) load.
+const FAST_INPUT: usize = 30;
 
 /// Decodes until the input or the output is exhausted. Returns (bytes produced,
 /// bytes consumed).
@@ -149,47 +150,54 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
         let op_end = raw - FAST_SLACK;
         let src_ptr = src.as_ptr();
         let out_ptr = out.as_mut_ptr();
-        while ip <= ip_end && op <= op_end {
-            // Here ip + 8 <= slen and op + 32 <= raw.
-            if ctrl == 1 {
-                // SAFETY: ip < slen.
-                ctrl = u32::from(unsafe { *src_ptr.add(ip) }) | 0x100;
-                ip += 1;
-                continue;
-            }
-            if ctrl & 1 == 0 {
-                // A run of n literals (up to the next tag or the end of the group).
-                let n = ctrl.trailing_zeros() as usize; // 1..=8
-                                                        // SAFETY: ip + 8 <= slen and op + 8 <= raw; src and out are
-                                                        // distinct slices (one shared, one exclusive), so they don't overlap.
+        // One control group per iteration. At the start of a group ip + 30 <= slen, and
+        // an item k of the group starts at most 1 + 3k bytes after the control byte, so
+        // every load below (8 bytes for literals, 4 for a tag, from an item at most 22
+        // bytes in) stays inside src. op + 32 <= raw holds at the start of the group and
+        // after every tag (its room check), so an 8-byte literal store fits; a literal
+        // run is always followed by a tag or the end of the group.
+        'fast: while ip <= ip_end && op <= op_end {
+            // SAFETY: ip < slen.
+            ctrl = u32::from(unsafe { *src_ptr.add(ip) }) | 0x100;
+            ip += 1;
+            loop {
+                // A run of n literals (0..=8: up to the next tag or the end of the group),
+                // moved with one 8-byte copy.
+                let n = ctrl.trailing_zeros() as usize;
+                // SAFETY: ip + 8 <= slen and op + 8 <= raw (see above); src and out are
+                // distinct slices (one shared, one exclusive), so they don't overlap.
                 unsafe { ptr::copy_nonoverlapping(src_ptr.add(ip), out_ptr.add(op), 8) };
                 ip += n;
                 op += n;
                 ctrl >>= n;
-            } else {
-                let tag_at = ip;
-                // SAFETY: ip + 3 <= ip + 8 <= slen.
-                let (t1, t2, t3) = unsafe { (*src_ptr.add(ip), *src_ptr.add(ip + 1), *src_ptr.add(ip + 2)) };
-                let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
-                let mut len = usize::from(t1 & 0x0f) + 3;
-                ip += 2;
-                if len == 18 {
-                    len += usize::from(t3);
-                    ip += 1;
+                if ctrl == 1 {
+                    break;
                 }
-                if off == 0 || off > op {
+                // A tag: read its (up to) three bytes with one 4-byte load.
+                let tag_at = ip;
+                // SAFETY: ip + 4 <= slen (see above).
+                let t = u32::from_le_bytes(unsafe { ptr::read_unaligned(src_ptr.add(ip) as *const [u8; 4]) });
+                let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
+                let l = (t & 0x0f) as usize;
+                let ext = usize::from(l == 15);
+                let len = l + 3 + (((t >> 16) & 0xff) as usize & ext.wrapping_neg());
+                ip += 2 + ext;
+                if off.wrapping_sub(1) >= op {
                     return Err(bad_offset(off, tag_at, op));
                 }
                 if len + FAST_SLACK > raw - op {
-                    // Too close to the end for chunked copies: leave this tag
-                    // (its control bit still unused) to the checked loop.
+                    // Too close to the end for chunked copies: leave this tag (its
+                    // control bit still unused) to the checked loop.
                     ip = tag_at;
-                    break;
+                    break 'fast;
                 }
                 // SAFETY: 1 <= off <= op and op + len + 32 <= raw = out.len().
                 unsafe { copy_match_fast(out_ptr, op, off, len) };
                 op += len;
                 ctrl >>= 1;
+                if ctrl == 1 {
+                    break;
+                }
             }
         }
     }
