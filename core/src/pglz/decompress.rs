@@ -281,6 +281,44 @@ unsafe fn chunk_copy<const N: usize>(s: *const u8, d: *mut u8, len: usize) {
     }
 }
 
+/// Copies 16 bytes from `s` to `d`.
+///
+/// # Safety
+///
+/// `[s, s + 16)` is readable and `[d, d + 16)` writable.
+#[inline(always)]
+unsafe fn copy16(s: *const u8, d: *mut u8) {
+    // SAFETY: the caller guarantees both ranges.
+    unsafe { ptr::write_unaligned(d as *mut [u8; 16], ptr::read_unaligned(s as *const [u8; 16])) };
+}
+
+/// Copies `len` bytes (17..) from `s` to `d` when the ranges do not overlap
+/// (`d - s >= len`): up to 32 bytes with two 16-byte loads from both ends (the
+/// middle may be written twice), beyond that with `memcpy`, which on long copies
+/// beat 32-byte chunks by ~5% on page images (it uses AVX where the CPU has it).
+///
+/// # Safety
+///
+/// `[s, s + len)` is readable, `[d, d + len)` writable, and they don't overlap.
+#[inline(always)]
+unsafe fn copy_disjoint(s: *const u8, d: *mut u8, len: usize) {
+    type V = [u8; 16];
+    // SAFETY: every load reads 16 bytes inside [s, s + len) and every store writes
+    // 16 bytes inside [d, d + len), as 16 < len; the ranges don't overlap, so the
+    // loads see the source as it was, and so does memcpy.
+    unsafe {
+        let ld = |i: usize| ptr::read_unaligned(s.add(i) as *const V);
+        let st = |i: usize, v: V| ptr::write_unaligned(d.add(i) as *mut V, v);
+        if len <= 32 {
+            let (a, b) = (ld(0), ld(len - 16));
+            st(0, a);
+            st(len - 16, b);
+        } else {
+            ptr::copy_nonoverlapping(s, d, len);
+        }
+    }
+}
+
 /// For offsets 1..=7: the largest multiple of the offset that is at most 8, the
 /// stride at which an 8-byte copy of the repeating pattern stays in phase.
 const PATTERN_STEP: [usize; 8] = [0, 8, 8, 6, 8, 5, 6, 7];
@@ -299,10 +337,17 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
     // writes bytes in [op, op + len + 31); both lie in [0, raw).
     let d = out.add(op);
     let s = d.sub(off);
-    if off >= 32 {
-        chunk_copy::<32>(s, d, len);
-    } else if off >= 16 {
-        chunk_copy::<16>(s, d, len);
+    if off >= 16 {
+        if len <= 16 {
+            // Most matches: one 16-byte copy.
+            copy16(s, d);
+        } else if off >= len {
+            copy_disjoint(s, d, len);
+        } else if off >= 32 {
+            chunk_copy::<32>(s, d, len);
+        } else {
+            chunk_copy::<16>(s, d, len);
+        }
     } else if off >= 8 {
         chunk_copy::<8>(s, d, len);
     } else {
