@@ -179,7 +179,7 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
                 let t = u32::from_le_bytes(unsafe { ptr::read_unaligned(src_ptr.add(ip) as *const [u8; 4]) });
                 let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
                 let l = (t & 0x0f) as usize;
-                let ext = usize::from(l == 15);
+                let ext = (l + 1) >> 4; // 1 when l == 15
                 let len = l + 3 + (((t >> 16) & 0xff) as usize & ext.wrapping_neg());
                 ip += 2 + ext;
                 if off.wrapping_sub(1) >= op {
