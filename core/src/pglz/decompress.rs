@@ -146,51 +146,66 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let mut ctrl: u32 = 1;
 
     if slen >= FAST_INPUT && raw >= FAST_SLACK {
-        let ip_end = slen - FAST_INPUT;
         let op_end = raw - FAST_SLACK;
         let src_ptr = src.as_ptr();
         let out_ptr = out.as_mut_ptr();
-        // One control group per iteration. At the start of a group ip + 30 <= slen, and
-        // an item k of the group starts at most 1 + 3k bytes after the control byte, so
-        // every load below (8 bytes for literals, 4 for a tag, from an item at most 22
-        // bytes in) stays inside src. op + 32 <= raw holds at the start of the group and
-        // after every tag (its room check), so an 8-byte literal store fits; a literal
-        // run is always followed by a tag or the end of the group.
-        'fast: while ip <= ip_end && op <= op_end {
-            // SAFETY: ip < slen.
-            ctrl = u32::from(unsafe { *src_ptr.add(ip) }) | 0x100;
-            ip += 1;
+        // The input cursor as a pointer, sp = src + ip: a tag right after a run of n
+        // literals is then loaded from [sp + n] while sp advances, which keeps the add
+        // off the cursor's dependency chain (load, tag size, next load).
+        // SAFETY: slen - FAST_INPUT < slen, inside src.
+        let sp_end = unsafe { src_ptr.add(slen - FAST_INPUT) };
+        // SAFETY: ip = 0 <= slen.
+        let mut sp = unsafe { src_ptr.add(ip) };
+        // One control group per iteration. At the start of a group sp + 30 <= src end,
+        // and an item k of the group starts at most 1 + 3k bytes after the control byte,
+        // so every load below (8 bytes for literals, 4 for a tag, from an item at most
+        // 22 bytes in) stays inside src. op + 32 <= raw holds at the start of the group
+        // and after every tag (its room check), so an 8-byte literal store fits; a
+        // literal run is always followed by a tag or the end of the group.
+        'fast: while sp <= sp_end && op <= op_end {
+            // SAFETY: sp is inside src (sp <= sp_end); the pointer arithmetic below stays
+            // inside src as argued above.
+            unsafe {
+                ctrl = u32::from(*sp) | 0x100;
+                sp = sp.add(1);
+            }
             loop {
                 // A run of n literals (0..=8: up to the next tag or the end of the group),
                 // moved with one 8-byte copy.
                 let n = ctrl.trailing_zeros() as usize;
-                // SAFETY: ip + 8 <= slen and op + 8 <= raw (see above); src and out are
-                // distinct slices (one shared, one exclusive), so they don't overlap.
-                unsafe { ptr::copy_nonoverlapping(src_ptr.add(ip), out_ptr.add(op), 8) };
-                ip += n;
+                // SAFETY: sp + 8 <= src end and op + 8 <= raw (see above); src and out
+                // are distinct slices (one shared, one exclusive), so they don't overlap.
+                unsafe { ptr::copy_nonoverlapping(sp, out_ptr.add(op), 8) };
                 op += n;
                 ctrl >>= n;
                 if ctrl == 1 {
+                    // SAFETY: sp + n is inside src (see above).
+                    sp = unsafe { sp.add(n) };
                     break;
                 }
                 // A tag: read its (up to) three bytes with one 4-byte load.
-                let tag_at = ip;
-                // SAFETY: ip + 4 <= slen (see above).
-                let t = u32::from_le_bytes(unsafe { ptr::read_unaligned(src_ptr.add(ip) as *const [u8; 4]) });
+                // SAFETY: sp + n + 4 <= src end (see above).
+                let (tag, t) = unsafe {
+                    let tag = sp.add(n);
+                    (tag, u32::from_le_bytes(ptr::read_unaligned(tag as *const [u8; 4])))
+                };
                 let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
                 let l = (t & 0x0f) as usize;
-                let ext = (l + 1) >> 4; // 1 when l == 15
-                let len = l + 3 + (((t >> 16) & 0xff) as usize & ext.wrapping_neg());
-                ip += 2 + ext;
+                let size = (l + 33) >> 4; // 2, or 3 when l == 15
+                let len = l + 3 + (((t >> 16) & 0xff) as usize & (2usize.wrapping_sub(size)));
                 if off.wrapping_sub(1) >= op {
+                    // SAFETY: tag and src_ptr point into the same slice.
+                    let tag_at = unsafe { tag.offset_from(src_ptr) } as usize;
                     return Err(bad_offset(off, tag_at, op));
                 }
                 if len + FAST_SLACK > raw - op {
                     // Too close to the end for chunked copies: leave this tag (its
                     // control bit still unused) to the checked loop.
-                    ip = tag_at;
+                    sp = tag;
                     break 'fast;
                 }
+                // SAFETY: tag + size is inside src (see above).
+                sp = unsafe { tag.add(size) };
                 // SAFETY: 1 <= off <= op and op + len + 32 <= raw = out.len().
                 unsafe { copy_match_fast(out_ptr, op, off, len) };
                 op += len;
@@ -200,6 +215,8 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
                 }
             }
         }
+        // SAFETY: sp and src_ptr point into the same slice, sp >= src_ptr.
+        ip = unsafe { sp.offset_from(src_ptr) } as usize;
     }
 
     while ip < slen && op < raw {
