@@ -94,6 +94,32 @@ struct Tables<T: Slot> {
     /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
     good_after: [i32; FAST_MAX_CHAIN],
     good_key: (i32, i32),
+    /// For [`find_match`]: the decaying "good" length after each of the first
+    /// [`GOOD_STEPS`] candidates of a walk (the last entry is the fixed point the
+    /// decay has reached by then), for the pair in `good_walk_key`.
+    good_walk: [i32; GOOD_STEPS],
+    good_walk_key: (i32, i32),
+}
+
+/// Length of the table of "good" lengths: the decay `good -= good * drop / 100`
+/// from any good in 17..=273 with any drop in 0..=100 stops changing within 140
+/// steps (at the slowest, drop 1 from 273: by 2 down to 199, then by 1 down to 99).
+const GOOD_STEPS: usize = 256;
+
+impl<T: Slot> Tables<T> {
+    /// Fills `good_walk` for the strategy of `p` unless it is already there.
+    fn prepare_good_walk(&mut self, p: &Params) {
+        if self.good_walk_key == (p.good_match, p.good_drop) {
+            return;
+        }
+        let mut good = p.good_match;
+        for g in self.good_walk.iter_mut() {
+            *g = good;
+            good -= good * p.good_drop / 100;
+        }
+        debug_assert_eq!(self.good_walk[GOOD_STEPS - 1] * p.good_drop / 100, 0);
+        self.good_walk_key = (p.good_match, p.good_drop);
+    }
 }
 
 /// Scratch tables, kept per thread so repeated calls pay neither allocation nor
@@ -111,12 +137,16 @@ impl Workspace {
                 chain: [u16::EMPTY; HISTORY_SIZE],
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
+                good_walk: [0; GOOD_STEPS],
+                good_walk_key: (0, 0),
             },
             large: Tables {
                 head: [u32::EMPTY; MAX_HASH_SIZE],
                 chain: [u32::EMPTY; HISTORY_SIZE],
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
+                good_walk: [0; GOOD_STEPS],
+                good_walk_key: (0, 0),
             },
         })
     }
@@ -322,9 +352,11 @@ fn find_match<T: Slot>(
     ip: usize,
     bucket: usize,
     ws: &Tables<T>,
-    mut good_match: i32,
-    good_drop: i32,
 ) -> (usize, usize) {
+    // The "good" length after the i-th candidate, from the table of the decay
+    // (`prepare_good_walk`); i stops at the table's last entry, the fixed point.
+    let good = &ws.good_walk;
+    let mut i = 0usize;
     let avail = src.len() - ip;
     let mut best_len = 0usize;
     let mut best_off = 0usize;
@@ -349,10 +381,10 @@ fn find_match<T: Slot>(
                 best_len = len;
                 best_off = off;
             }
-            if best_len as i32 >= good_match {
+            if best_len as i32 >= good[i] {
                 break;
             }
-            good_match -= good_match * good_drop / 100;
+            i = (i + 1).min(GOOD_STEPS - 1);
             cand = ws.chain[cand % HISTORY_SIZE].decode();
         }
     } else {
@@ -367,10 +399,10 @@ fn find_match<T: Slot>(
                 best_len = len;
                 best_off = off;
             }
-            if best_len as i32 >= good_match {
+            if best_len as i32 >= good[i] {
                 break;
             }
-            good_match -= good_match * good_drop / 100;
+            i = (i + 1).min(GOOD_STEPS - 1);
             cand = ws.chain[cand % HISTORY_SIZE].decode();
         }
     }
@@ -387,6 +419,7 @@ fn compress_core<T: Slot>(
     let slen = src.len();
     let mask = p.mask;
     ws.head[..=mask as usize].fill(T::EMPTY);
+    ws.prepare_good_walk(p);
 
     let mut ip = 0usize; // next input position
     let mut emit = Emitter::new(out, p.result_max);
@@ -406,7 +439,7 @@ fn compress_core<T: Slot>(
         }
 
         let bucket = hash_at(src, ip, mask);
-        let (len, off) = find_match(src, ip, bucket, ws, p.good_match, p.good_drop);
+        let (len, off) = find_match(src, ip, bucket, ws);
 
         if len > 2 {
             emit.tag(off, len);
@@ -570,6 +603,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     let slen = src.len();
     let out = &mut out[..max_output(slen)];
     ws.head[..1 << BITS].fill(T::EMPTY);
+    ws.prepare_good_walk(p);
 
     // The decaying "good" length after each candidate, kept from the previous call with
     // the same strategy (good_match >= 17, so (0, 0) never matches). After the
@@ -652,7 +686,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             (best_len, best_off)
         } else if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
-            let found = find_match(src, ip, h, ws, p.good_match, p.good_drop);
+            let found = find_match(src, ip, h, ws);
             ws.chain[ip % HISTORY_SIZE] = ws.head[h];
             ws.head[h] = T::encode(ip);
             found
