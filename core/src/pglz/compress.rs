@@ -17,6 +17,11 @@
 //! window (where C would have unlinked the entry and ended the list) has a distance
 //! above 4096, which stops the walk exactly where C stops. Nothing else about the
 //! search (order, good-match decay, tie-breaking on the newest entry) changes.
+//!
+//! For inputs up to [`SMALL_INPUT`] bytes the links are not a ring but one per
+//! position (indexed by the stored slot itself), so a step of the walk is a single
+//! load, as C's `hent->next` is; the decay of the "good" length is read from a
+//! table per strategy instead of being computed (a division) per candidate.
 
 use std::cell::RefCell;
 
@@ -46,14 +51,26 @@ pub const fn max_output(slen: usize) -> usize {
 /// test that ends a chain walk also ends it at an empty link.
 trait Slot: Copy + PartialEq {
     const EMPTY: Self;
+    /// Length of the chain table: indices from [`Slot::link`] are below it.
+    const CHAIN_LEN: usize;
     fn encode(pos: usize) -> Self;
     fn decode(self) -> usize;
+    /// The chain index of the position this slot holds (any value, EMPTY included,
+    /// gives an index below `CHAIN_LEN`).
+    fn link(self) -> usize;
+    /// The chain index of position `pos`: `encode(pos).link()`.
+    #[inline(always)]
+    fn link_of(pos: usize) -> usize {
+        Self::encode(pos).link()
+    }
 }
 
 /// For inputs of any size (positions are below 2^31): the position itself, with
 /// `u32::MAX` as the empty value.
 impl Slot for u32 {
     const EMPTY: u32 = u32::MAX;
+    /// A ring: the position modulo 4096.
+    const CHAIN_LEN: usize = HISTORY_SIZE;
     #[inline(always)]
     fn encode(pos: usize) -> u32 {
         pos as u32
@@ -62,13 +79,25 @@ impl Slot for u32 {
     fn decode(self) -> usize {
         self as usize
     }
+    #[inline(always)]
+    fn link(self) -> usize {
+        self as usize % HISTORY_SIZE
+    }
 }
 
 /// For inputs up to [`SMALL_INPUT`] bytes: position + 4096, with 0 as the empty
 /// value (decoding to 4096 before position 0). Halves the tables to clear and
 /// to keep in cache for the common page- and chunk-sized inputs.
+///
+/// The chain is not a ring here but has one link per encoded value, indexed by
+/// the slot itself: following a link is then one load, with no masking or
+/// decoding on the walk's dependency chain (the C walk's `hent->next` is one load
+/// too). Only the links of positions entered during the current call are ever
+/// read (the walk stops before anything older), so the table, 128 KB, is never
+/// cleared and a call touches only 2 bytes per input byte of it.
 impl Slot for u16 {
     const EMPTY: u16 = 0;
+    const CHAIN_LEN: usize = 1 << 16;
     #[inline(always)]
     fn encode(pos: usize) -> u16 {
         (pos + HISTORY_SIZE) as u16
@@ -76,6 +105,10 @@ impl Slot for u16 {
     #[inline(always)]
     fn decode(self) -> usize {
         (self as usize).wrapping_sub(HISTORY_SIZE)
+    }
+    #[inline(always)]
+    fn link(self) -> usize {
+        self as usize
     }
 }
 
@@ -86,10 +119,11 @@ const SMALL_INPUT: usize = u16::MAX as usize + 1 - HISTORY_SIZE;
 struct Tables<T: Slot> {
     /// Per hash bucket: the newest position with that hash.
     head: [T; MAX_HASH_SIZE],
-    /// Indexed by `position % 4096`: the previous position with the same hash.
-    /// Only read for positions inside the live window, which were all written
-    /// during the current call, so stale values are never seen.
-    chain: [T; HISTORY_SIZE],
+    /// Indexed by [`Slot::link`] of a position: the previous position with the
+    /// same hash. Only read for positions inside the live window, which were all
+    /// written during the current call, so stale values are never seen.
+    /// `T::CHAIN_LEN` entries.
+    chain: Box<[T]>,
     /// For [`compress_fast`]: the decaying "good" length after each candidate
     /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
     good_after: [i32; FAST_MAX_CHAIN],
@@ -107,6 +141,14 @@ struct Tables<T: Slot> {
 const GOOD_STEPS: usize = 256;
 
 impl<T: Slot> Tables<T> {
+    /// The slot linked from `slot`: the previous position with the same hash.
+    #[inline(always)]
+    fn next(&self, slot: T) -> T {
+        debug_assert_eq!(self.chain.len(), T::CHAIN_LEN);
+        // SAFETY: link() < T::CHAIN_LEN = chain.len() (Workspace::new).
+        unsafe { *self.chain.get_unchecked(slot.link()) }
+    }
+
     /// Fills `good_walk` for the strategy of `p` unless it is already there.
     fn prepare_good_walk(&mut self, p: &Params) {
         if self.good_walk_key == (p.good_match, p.good_drop) {
@@ -134,7 +176,7 @@ impl Workspace {
         Box::new(Workspace {
             small: Tables {
                 head: [u16::EMPTY; MAX_HASH_SIZE],
-                chain: [u16::EMPTY; HISTORY_SIZE],
+                chain: vec![u16::EMPTY; u16::CHAIN_LEN].into_boxed_slice(),
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
                 good_walk: [0; GOOD_STEPS],
@@ -142,7 +184,7 @@ impl Workspace {
             },
             large: Tables {
                 head: [u32::EMPTY; MAX_HASH_SIZE],
-                chain: [u32::EMPTY; HISTORY_SIZE],
+                chain: vec![u32::EMPTY; u32::CHAIN_LEN].into_boxed_slice(),
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
                 good_walk: [0; GOOD_STEPS],
@@ -360,18 +402,23 @@ fn find_match<T: Slot>(
     let avail = src.len() - ip;
     let mut best_len = 0usize;
     let mut best_off = 0usize;
-    let mut cand = ws.head[bucket].decode();
+    // The walk follows slots (`next`), decoding each to a position on the side, so
+    // a step of the walk is one load (see the u16 `Slot`).
+    let mut slot = ws.head[bucket];
     if avail >= 8 {
         // Branch-light walk: the first eight bytes of every candidate are compared
         // with one XOR, and the best is updated with conditional moves.
         let limit = avail.min(MAX_MATCH);
         let cur = load_u64(src, ip);
         loop {
+            let cand = slot.decode();
             let off = ip.wrapping_sub(cand);
             if off >= MAX_DISTANCE {
                 break;
             }
-            let diff = load_u64(src, cand) ^ cur;
+            // SAFETY: off = ip - cand < 0x0fff without wrapping, so cand <= ip and
+            // cand + 8 <= ip + 8 <= src.len().
+            let diff = unsafe { load_u64_unchecked(src, cand) } ^ cur;
             let len = if diff != 0 {
                 (diff.trailing_zeros() / 8) as usize
             } else {
@@ -385,11 +432,12 @@ fn find_match<T: Slot>(
                 break;
             }
             i = (i + 1).min(GOOD_STEPS - 1);
-            cand = ws.chain[cand % HISTORY_SIZE].decode();
+            slot = ws.next(slot);
         }
     } else {
         // Fewer than eight bytes left: compare byte by byte.
         loop {
+            let cand = slot.decode();
             let off = ip.wrapping_sub(cand);
             if off >= MAX_DISTANCE {
                 break;
@@ -403,7 +451,7 @@ fn find_match<T: Slot>(
                 break;
             }
             i = (i + 1).min(GOOD_STEPS - 1);
-            cand = ws.chain[cand % HISTORY_SIZE].decode();
+            slot = ws.next(slot);
         }
     }
     (best_len, best_off)
@@ -449,7 +497,7 @@ fn compress_core<T: Slot>(
             let full = stop.min(slen.saturating_sub(3));
             let mut last_bucket = bucket;
             let mut last_pos = T::encode(ip);
-            ws.chain[ip % HISTORY_SIZE] = ws.head[bucket];
+            ws.chain[T::link_of(ip)] = ws.head[bucket];
             let mut q = ip + 1;
             if q < full {
                 // Rolling form of the 4-byte hash: shifting the previous value by
@@ -467,7 +515,7 @@ fn compress_core<T: Slot>(
                         ws.head[b]
                     };
                     let pos = ip + 1 + i;
-                    ws.chain[pos % HISTORY_SIZE] = prev;
+                    ws.chain[T::link_of(pos)] = prev;
                     last_bucket = b;
                     last_pos = T::encode(pos);
                 }
@@ -481,7 +529,7 @@ fn compress_core<T: Slot>(
                     ws.head[last_bucket] = last_pos;
                     ws.head[b]
                 };
-                ws.chain[q % HISTORY_SIZE] = prev;
+                ws.chain[T::link_of(q)] = prev;
                 last_bucket = b;
                 last_pos = T::encode(q);
                 q += 1;
@@ -490,7 +538,7 @@ fn compress_core<T: Slot>(
             ip = stop;
             found_match = true;
         } else {
-            ws.chain[ip % HISTORY_SIZE] = ws.head[bucket];
+            ws.chain[T::link_of(ip)] = ws.head[bucket];
             ws.head[bucket] = T::encode(ip);
             emit.literal(src[ip]);
             ip += 1;
@@ -646,12 +694,13 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             let cur = unsafe { load_u64_unchecked(src, ip) };
             let h = hash_mul::<BITS>(cur as u32);
             let prev = ws.head[h];
-            ws.chain[ip % HISTORY_SIZE] = prev;
+            ws.chain[T::link_of(ip)] = prev;
             ws.head[h] = T::encode(ip);
             // Candidates are accepted at distances 1..=reach only, so they lie in
             // [0, ip) whatever the tables hold.
             let reach = (MAX_DISTANCE - 1).min(ip);
-            let mut cand = prev.decode();
+            let mut slot = prev;
+            let mut cand = slot.decode();
             let mut off = ip.wrapping_sub(cand);
             let mut best_len = 0usize;
             let mut best_off = 0usize;
@@ -676,7 +725,8 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
                         break;
                     }
                     i += 1;
-                    cand = ws.chain[cand % HISTORY_SIZE].decode();
+                    slot = ws.next(slot);
+                    cand = slot.decode();
                     off = ip.wrapping_sub(cand);
                     if off.wrapping_sub(1) >= reach {
                         break;
@@ -687,7 +737,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
         } else if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
             let found = find_match(src, ip, h, ws);
-            ws.chain[ip % HISTORY_SIZE] = ws.head[h];
+            ws.chain[T::link_of(ip)] = ws.head[h];
             ws.head[h] = T::encode(ip);
             found
         } else {
@@ -721,6 +771,6 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
 fn insert_fast<T: Slot, const BITS: u32>(src: &[u8], q: usize, ws: &mut Tables<T>) {
     // SAFETY: callers pass q < slen - 3.
     let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
-    ws.chain[q % HISTORY_SIZE] = ws.head[h];
+    ws.chain[T::link_of(q)] = ws.head[h];
     ws.head[h] = T::encode(q);
 }
