@@ -128,19 +128,27 @@ struct Tables<T: Slot> {
     /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
     good_after: [i32; FAST_MAX_CHAIN],
     good_key: (i32, i32),
-    /// For [`find_match`]: the decaying "good" length after each of the first
-    /// [`GOOD_STEPS`] candidates of a walk (the last entry is the fixed point the
-    /// decay has reached by then), for the pair in `good_walk_key`.
-    good_walk: [i32; GOOD_STEPS],
+    /// For [`find_match`]: the decaying "good" length (17..=273, then down to 0)
+    /// after each candidate of a walk, for the pair in `good_walk_key`.
+    good_walk: [u16; GOOD_STEPS],
     good_walk_key: (i32, i32),
 }
 
-/// Length of the table of "good" lengths: the decay `good -= good * drop / 100`
-/// from any good in 17..=273 with any drop in 0..=100 stops changing within 140
-/// steps (at the slowest, drop 1 from 273: by 2 down to 199, then by 1 down to 99).
-const GOOD_STEPS: usize = 256;
+/// Length of the table of "good" lengths: one entry per candidate a walk can
+/// visit. Candidates are distinct positions at distances 1..=0x0ffe (links always
+/// lead to earlier positions), so a walk visits at most 4094 and the index never
+/// wraps; `i % GOOD_STEPS` only lets the compiler drop the bounds check.
+const GOOD_STEPS: usize = 4096;
 
 impl<T: Slot> Tables<T> {
+    /// Links position `pos` to `prev`, the previous position with the same hash.
+    #[inline(always)]
+    fn set_link(&mut self, pos: usize, prev: T) {
+        debug_assert_eq!(self.chain.len(), T::CHAIN_LEN);
+        // SAFETY: link_of() < T::CHAIN_LEN = chain.len() (Workspace::new).
+        unsafe { *self.chain.get_unchecked_mut(T::link_of(pos)) = prev };
+    }
+
     /// The slot linked from `slot`: the previous position with the same hash.
     #[inline(always)]
     fn next(&self, slot: T) -> T {
@@ -154,12 +162,11 @@ impl<T: Slot> Tables<T> {
         if self.good_walk_key == (p.good_match, p.good_drop) {
             return;
         }
-        let mut good = p.good_match;
+        let mut good = p.good_match; // 17..=273 (clamped), and the decay keeps it >= 0
         for g in self.good_walk.iter_mut() {
-            *g = good;
+            *g = good as u16;
             good -= good * p.good_drop / 100;
         }
-        debug_assert_eq!(self.good_walk[GOOD_STEPS - 1] * p.good_drop / 100, 0);
         self.good_walk_key = (p.good_match, p.good_drop);
     }
 }
@@ -396,7 +403,7 @@ fn find_match<T: Slot>(
     ws: &Tables<T>,
 ) -> (usize, usize) {
     // The "good" length after the i-th candidate, from the table of the decay
-    // (`prepare_good_walk`); i stops at the table's last entry, the fixed point.
+    // (`prepare_good_walk`).
     let good = &ws.good_walk;
     let mut i = 0usize;
     let avail = src.len() - ip;
@@ -428,10 +435,10 @@ fn find_match<T: Slot>(
                 best_len = len;
                 best_off = off;
             }
-            if best_len as i32 >= good[i] {
+            if best_len >= usize::from(good[i % GOOD_STEPS]) {
                 break;
             }
-            i = (i + 1).min(GOOD_STEPS - 1);
+            i += 1;
             slot = ws.next(slot);
         }
     } else {
@@ -447,10 +454,10 @@ fn find_match<T: Slot>(
                 best_len = len;
                 best_off = off;
             }
-            if best_len as i32 >= good[i] {
+            if best_len >= usize::from(good[i % GOOD_STEPS]) {
                 break;
             }
-            i = (i + 1).min(GOOD_STEPS - 1);
+            i += 1;
             slot = ws.next(slot);
         }
     }
@@ -471,42 +478,49 @@ fn compress_core<T: Slot>(
 
     let mut ip = 0usize; // next input position
     let mut emit = Emitter::new(out, p.result_max);
-    let mut found_match = false;
+    // Refuse once the output holds `limit` bytes: result_max, and before the first
+    // match also first_success_by (C's two tests before every item, merged).
+    let fsb = p.first_success_by.max(0) as u64;
+    let mut limit = (p.result_max as u64).min(fsb) as usize;
     let mut next_tick = TICK_BYTES;
+    // Positions below hash_end have four bytes for the full hash.
+    let hash_end = slen.saturating_sub(3);
+    // The bucket of ip: carried from the previous item in the rolling form of the
+    // hash when both positions have four bytes, else computed afresh.
+    let mut bucket = if slen > 0 { hash_at(src, 0, mask) } else { 0 };
 
     while ip < slen {
         if ip >= next_tick {
             tick();
             next_tick += TICK_BYTES;
         }
-        if emit.op >= p.result_max {
-            return None;
-        }
-        if !found_match && emit.op as i64 >= p.first_success_by {
+        if emit.op >= limit {
             return None;
         }
 
-        let bucket = hash_at(src, ip, mask);
         let (len, off) = find_match(src, ip, bucket, ws);
 
+        // The full hash of the last position consumed (meaningful when it is below
+        // hash_end).
+        let last_hash;
         if len > 2 {
             emit.tag(off, len);
             // Every covered position enters the history. Runs of equal buckets
             // (long runs of one byte) keep the bucket head in a register.
             let stop = ip + len;
-            let full = stop.min(slen.saturating_sub(3));
+            let full = stop.min(hash_end);
             let mut last_bucket = bucket;
             let mut last_pos = T::encode(ip);
-            ws.chain[T::link_of(ip)] = ws.head[bucket];
+            ws.set_link(ip, ws.head[bucket]);
             let mut q = ip + 1;
+            let mut h = bucket as u32;
             if q < full {
                 // Rolling form of the 4-byte hash: shifting the previous value by
                 // two drops b0 into bit 8 and up, so XOR it out and XOR the new byte
                 // in; the mask makes the (sign-extended) high bits irrelevant.
                 let first = &src[ip..full + 3];
-                let mut h = bucket as u32;
                 for (i, w) in first.windows(5).enumerate() {
-                    h = ((h << 2) ^ (sx(w[0]) << 8) ^ sx(w[4])) & mask;
+                    h = roll(h, w[0], w[4], mask);
                     let b = h as usize;
                     let prev = if b == last_bucket {
                         last_pos
@@ -515,7 +529,7 @@ fn compress_core<T: Slot>(
                         ws.head[b]
                     };
                     let pos = ip + 1 + i;
-                    ws.chain[T::link_of(pos)] = prev;
+                    ws.set_link(pos, prev);
                     last_bucket = b;
                     last_pos = T::encode(pos);
                 }
@@ -529,23 +543,41 @@ fn compress_core<T: Slot>(
                     ws.head[last_bucket] = last_pos;
                     ws.head[b]
                 };
-                ws.chain[T::link_of(q)] = prev;
+                ws.set_link(q, prev);
                 last_bucket = b;
                 last_pos = T::encode(q);
                 q += 1;
             }
             ws.head[last_bucket] = last_pos;
+            // h is the hash of stop - 1 whenever stop < hash_end (then full = stop).
+            last_hash = h;
             ip = stop;
-            found_match = true;
+            limit = p.result_max;
         } else {
-            ws.chain[T::link_of(ip)] = ws.head[bucket];
+            ws.set_link(ip, ws.head[bucket]);
             ws.head[bucket] = T::encode(ip);
             emit.literal(src[ip]);
+            last_hash = bucket as u32;
             ip += 1;
         }
+        bucket = if ip < hash_end {
+            // ip - 1 < hash_end too, and last_hash is its full hash.
+            roll(last_hash, src[ip - 1], src[ip + 3], mask) as usize
+        } else if ip < slen {
+            hash_at(src, ip, mask)
+        } else {
+            0
+        };
     }
 
     emit.finish()
+}
+
+/// The bucket of position p + 1 from `h`, the bucket of p, `first` = src[p] and
+/// `next` = src[p + 4] (both positions with four bytes to hash).
+#[inline(always)]
+fn roll(h: u32, first: u8, next: u8, mask: u32) -> u32 {
+    ((h << 2) ^ (sx(first) << 8) ^ sx(next)) & mask
 }
 
 /// The output side of both encoders, as `pglz_out_ctrl`, `pglz_out_literal` and
