@@ -726,7 +726,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             let cur = unsafe { load_u64_unchecked(src, ip) };
             let h = hash_mul::<BITS>(cur as u32);
             let prev = ws.head[h];
-            ws.chain[T::link_of(ip)] = prev;
+            ws.set_link(ip, prev);
             ws.head[h] = T::encode(ip);
             // Candidates are accepted at distances 1..=reach only, so they lie in
             // [0, ip) whatever the tables hold.
@@ -769,7 +769,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
         } else if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
             let found = find_match(src, ip, h, ws);
-            ws.chain[T::link_of(ip)] = ws.head[h];
+            ws.set_link(ip, ws.head[h]);
             ws.head[h] = T::encode(ip);
             found
         } else {
@@ -803,6 +803,6 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
 fn insert_fast<T: Slot, const BITS: u32>(src: &[u8], q: usize, ws: &mut Tables<T>) {
     // SAFETY: callers pass q < slen - 3.
     let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
-    ws.chain[T::link_of(q)] = ws.head[h];
+    ws.set_link(q, ws.head[h]);
     ws.head[h] = T::encode(q);
 }
