@@ -396,12 +396,7 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
 /// after every entry is equivalent because without a next entry the walk ends
 /// anyway, and `good` is not used afterwards.
 #[inline(always)]
-fn find_match<T: Slot>(
-    src: &[u8],
-    ip: usize,
-    bucket: usize,
-    ws: &Tables<T>,
-) -> (usize, usize) {
+fn find_match<T: Slot>(src: &[u8], ip: usize, bucket: usize, ws: &Tables<T>) -> (usize, usize) {
     // The "good" length after the i-th candidate, from the table of the decay
     // (`prepare_good_walk`).
     let good = &ws.good_walk;

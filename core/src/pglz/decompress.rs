@@ -131,13 +131,13 @@ const FAST_INPUT: usize = 30;
 /// means "read the next control byte".
 ///
 /// While at least [`FAST_INPUT`] input bytes and [`FAST_SLACK`] output bytes
-/// remain, no item can run out of input and a run of literals cannot run out of
-/// output, so the fast loop skips those checks (offsets are still validated),
-/// copies a run of literals with one 8-byte copy, and copies a match that has
-/// `FAST_SLACK` bytes of room beyond it in 8-, 16- or 32-byte chunks that may
-/// write a few bytes past its end (rewritten by later items or past the
-/// produced length). The first match closer to the end, and everything after
-/// it, goes through the checked loop.
+/// remain at the start of a control group, no item of the group can run out of
+/// input and a run of literals cannot run out of output, so the fast loop skips
+/// those checks (offsets are still validated), copies a run of literals with one
+/// 8-byte copy, and copies a match that has `FAST_SLACK` bytes of room beyond it
+/// with [`copy_match_fast`], which may write a few bytes past its end (rewritten
+/// by later items or past the produced length). The first match closer to the
+/// end, and everything after it, goes through the checked loop.
 fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
