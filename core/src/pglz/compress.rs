@@ -17,6 +17,11 @@
 //! window (where C would have unlinked the entry and ended the list) has a distance
 //! above 4096, which stops the walk exactly where C stops. Nothing else about the
 //! search (order, good-match decay, tie-breaking on the newest entry) changes.
+//!
+//! For inputs up to [`SMALL_INPUT`] bytes the links are not a ring but one per
+//! position (indexed by the stored slot itself), so a step of the walk is a single
+//! load, as C's `hent->next` is; the decay of the "good" length is read from a
+//! table per strategy instead of being computed (a division) per candidate.
 
 use std::cell::RefCell;
 
@@ -46,14 +51,26 @@ pub const fn max_output(slen: usize) -> usize {
 /// test that ends a chain walk also ends it at an empty link.
 trait Slot: Copy + PartialEq {
     const EMPTY: Self;
+    /// Length of the chain table: indices from [`Slot::link`] are below it.
+    const CHAIN_LEN: usize;
     fn encode(pos: usize) -> Self;
     fn decode(self) -> usize;
+    /// The chain index of the position this slot holds (any value, EMPTY included,
+    /// gives an index below `CHAIN_LEN`).
+    fn link(self) -> usize;
+    /// The chain index of position `pos`: `encode(pos).link()`.
+    #[inline(always)]
+    fn link_of(pos: usize) -> usize {
+        Self::encode(pos).link()
+    }
 }
 
 /// For inputs of any size (positions are below 2^31): the position itself, with
 /// `u32::MAX` as the empty value.
 impl Slot for u32 {
     const EMPTY: u32 = u32::MAX;
+    /// A ring: the position modulo 4096.
+    const CHAIN_LEN: usize = HISTORY_SIZE;
     #[inline(always)]
     fn encode(pos: usize) -> u32 {
         pos as u32
@@ -62,13 +79,25 @@ impl Slot for u32 {
     fn decode(self) -> usize {
         self as usize
     }
+    #[inline(always)]
+    fn link(self) -> usize {
+        self as usize % HISTORY_SIZE
+    }
 }
 
 /// For inputs up to [`SMALL_INPUT`] bytes: position + 4096, with 0 as the empty
 /// value (decoding to 4096 before position 0). Halves the tables to clear and
 /// to keep in cache for the common page- and chunk-sized inputs.
+///
+/// The chain is not a ring here but has one link per encoded value, indexed by
+/// the slot itself: following a link is then one load, with no masking or
+/// decoding on the walk's dependency chain (the C walk's `hent->next` is one load
+/// too). Only the links of positions entered during the current call are ever
+/// read (the walk stops before anything older), so the table, 128 KB, is never
+/// cleared and a call touches only 2 bytes per input byte of it.
 impl Slot for u16 {
     const EMPTY: u16 = 0;
+    const CHAIN_LEN: usize = 1 << 16;
     #[inline(always)]
     fn encode(pos: usize) -> u16 {
         (pos + HISTORY_SIZE) as u16
@@ -76,6 +105,10 @@ impl Slot for u16 {
     #[inline(always)]
     fn decode(self) -> usize {
         (self as usize).wrapping_sub(HISTORY_SIZE)
+    }
+    #[inline(always)]
+    fn link(self) -> usize {
+        self as usize
     }
 }
 
@@ -86,14 +119,56 @@ const SMALL_INPUT: usize = u16::MAX as usize + 1 - HISTORY_SIZE;
 struct Tables<T: Slot> {
     /// Per hash bucket: the newest position with that hash.
     head: [T; MAX_HASH_SIZE],
-    /// Indexed by `position % 4096`: the previous position with the same hash.
-    /// Only read for positions inside the live window, which were all written
-    /// during the current call, so stale values are never seen.
-    chain: [T; HISTORY_SIZE],
+    /// Indexed by [`Slot::link`] of a position: the previous position with the
+    /// same hash. Only read for positions inside the live window, which were all
+    /// written during the current call, so stale values are never seen.
+    /// `T::CHAIN_LEN` entries.
+    chain: Box<[T]>,
     /// For [`compress_fast`]: the decaying "good" length after each candidate
     /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
     good_after: [i32; FAST_MAX_CHAIN],
     good_key: (i32, i32),
+    /// For [`find_match`]: the decaying "good" length (17..=273, then down to 0)
+    /// after each candidate of a walk, for the pair in `good_walk_key`.
+    good_walk: [u16; GOOD_STEPS],
+    good_walk_key: (i32, i32),
+}
+
+/// Length of the table of "good" lengths: one entry per candidate a walk can
+/// visit. Candidates are distinct positions at distances 1..=0x0ffe (links always
+/// lead to earlier positions), so a walk visits at most 4094 and the index never
+/// wraps; `i % GOOD_STEPS` only lets the compiler drop the bounds check.
+const GOOD_STEPS: usize = 4096;
+
+impl<T: Slot> Tables<T> {
+    /// Links position `pos` to `prev`, the previous position with the same hash.
+    #[inline(always)]
+    fn set_link(&mut self, pos: usize, prev: T) {
+        debug_assert_eq!(self.chain.len(), T::CHAIN_LEN);
+        // SAFETY: link_of() < T::CHAIN_LEN = chain.len() (Workspace::new).
+        unsafe { *self.chain.get_unchecked_mut(T::link_of(pos)) = prev };
+    }
+
+    /// The slot linked from `slot`: the previous position with the same hash.
+    #[inline(always)]
+    fn next(&self, slot: T) -> T {
+        debug_assert_eq!(self.chain.len(), T::CHAIN_LEN);
+        // SAFETY: link() < T::CHAIN_LEN = chain.len() (Workspace::new).
+        unsafe { *self.chain.get_unchecked(slot.link()) }
+    }
+
+    /// Fills `good_walk` for the strategy of `p` unless it is already there.
+    fn prepare_good_walk(&mut self, p: &Params) {
+        if self.good_walk_key == (p.good_match, p.good_drop) {
+            return;
+        }
+        let mut good = p.good_match; // 17..=273 (clamped), and the decay keeps it >= 0
+        for g in self.good_walk.iter_mut() {
+            *g = good as u16;
+            good -= good * p.good_drop / 100;
+        }
+        self.good_walk_key = (p.good_match, p.good_drop);
+    }
 }
 
 /// Scratch tables, kept per thread so repeated calls pay neither allocation nor
@@ -108,15 +183,19 @@ impl Workspace {
         Box::new(Workspace {
             small: Tables {
                 head: [u16::EMPTY; MAX_HASH_SIZE],
-                chain: [u16::EMPTY; HISTORY_SIZE],
+                chain: vec![u16::EMPTY; u16::CHAIN_LEN].into_boxed_slice(),
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
+                good_walk: [0; GOOD_STEPS],
+                good_walk_key: (0, 0),
             },
             large: Tables {
                 head: [u32::EMPTY; MAX_HASH_SIZE],
-                chain: [u32::EMPTY; HISTORY_SIZE],
+                chain: vec![u32::EMPTY; u32::CHAIN_LEN].into_boxed_slice(),
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
+                good_walk: [0; GOOD_STEPS],
+                good_walk_key: (0, 0),
             },
         })
     }
@@ -317,29 +396,31 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
 /// after every entry is equivalent because without a next entry the walk ends
 /// anyway, and `good` is not used afterwards.
 #[inline(always)]
-fn find_match<T: Slot>(
-    src: &[u8],
-    ip: usize,
-    bucket: usize,
-    ws: &Tables<T>,
-    mut good_match: i32,
-    good_drop: i32,
-) -> (usize, usize) {
+fn find_match<T: Slot>(src: &[u8], ip: usize, bucket: usize, ws: &Tables<T>) -> (usize, usize) {
+    // The "good" length after the i-th candidate, from the table of the decay
+    // (`prepare_good_walk`).
+    let good = &ws.good_walk;
+    let mut i = 0usize;
     let avail = src.len() - ip;
     let mut best_len = 0usize;
     let mut best_off = 0usize;
-    let mut cand = ws.head[bucket].decode();
+    // The walk follows slots (`next`), decoding each to a position on the side, so
+    // a step of the walk is one load (see the u16 `Slot`).
+    let mut slot = ws.head[bucket];
     if avail >= 8 {
         // Branch-light walk: the first eight bytes of every candidate are compared
         // with one XOR, and the best is updated with conditional moves.
         let limit = avail.min(MAX_MATCH);
         let cur = load_u64(src, ip);
         loop {
+            let cand = slot.decode();
             let off = ip.wrapping_sub(cand);
             if off >= MAX_DISTANCE {
                 break;
             }
-            let diff = load_u64(src, cand) ^ cur;
+            // SAFETY: off = ip - cand < 0x0fff without wrapping, so cand <= ip and
+            // cand + 8 <= ip + 8 <= src.len().
+            let diff = unsafe { load_u64_unchecked(src, cand) } ^ cur;
             let len = if diff != 0 {
                 (diff.trailing_zeros() / 8) as usize
             } else {
@@ -349,15 +430,16 @@ fn find_match<T: Slot>(
                 best_len = len;
                 best_off = off;
             }
-            if best_len as i32 >= good_match {
+            if best_len >= usize::from(good[i % GOOD_STEPS]) {
                 break;
             }
-            good_match -= good_match * good_drop / 100;
-            cand = ws.chain[cand % HISTORY_SIZE].decode();
+            i += 1;
+            slot = ws.next(slot);
         }
     } else {
         // Fewer than eight bytes left: compare byte by byte.
         loop {
+            let cand = slot.decode();
             let off = ip.wrapping_sub(cand);
             if off >= MAX_DISTANCE {
                 break;
@@ -367,11 +449,11 @@ fn find_match<T: Slot>(
                 best_len = len;
                 best_off = off;
             }
-            if best_len as i32 >= good_match {
+            if best_len >= usize::from(good[i % GOOD_STEPS]) {
                 break;
             }
-            good_match -= good_match * good_drop / 100;
-            cand = ws.chain[cand % HISTORY_SIZE].decode();
+            i += 1;
+            slot = ws.next(slot);
         }
     }
     (best_len, best_off)
@@ -387,45 +469,53 @@ fn compress_core<T: Slot>(
     let slen = src.len();
     let mask = p.mask;
     ws.head[..=mask as usize].fill(T::EMPTY);
+    ws.prepare_good_walk(p);
 
     let mut ip = 0usize; // next input position
     let mut emit = Emitter::new(out, p.result_max);
-    let mut found_match = false;
+    // Refuse once the output holds `limit` bytes: result_max, and before the first
+    // match also first_success_by (C's two tests before every item, merged).
+    let fsb = p.first_success_by.max(0) as u64;
+    let mut limit = (p.result_max as u64).min(fsb) as usize;
     let mut next_tick = TICK_BYTES;
+    // Positions below hash_end have four bytes for the full hash.
+    let hash_end = slen.saturating_sub(3);
+    // The bucket of ip: carried from the previous item in the rolling form of the
+    // hash when both positions have four bytes, else computed afresh.
+    let mut bucket = if slen > 0 { hash_at(src, 0, mask) } else { 0 };
 
     while ip < slen {
         if ip >= next_tick {
             tick();
             next_tick += TICK_BYTES;
         }
-        if emit.op >= p.result_max {
-            return None;
-        }
-        if !found_match && emit.op as i64 >= p.first_success_by {
+        if emit.op >= limit {
             return None;
         }
 
-        let bucket = hash_at(src, ip, mask);
-        let (len, off) = find_match(src, ip, bucket, ws, p.good_match, p.good_drop);
+        let (len, off) = find_match(src, ip, bucket, ws);
 
+        // The full hash of the last position consumed (meaningful when it is below
+        // hash_end).
+        let last_hash;
         if len > 2 {
             emit.tag(off, len);
             // Every covered position enters the history. Runs of equal buckets
             // (long runs of one byte) keep the bucket head in a register.
             let stop = ip + len;
-            let full = stop.min(slen.saturating_sub(3));
+            let full = stop.min(hash_end);
             let mut last_bucket = bucket;
             let mut last_pos = T::encode(ip);
-            ws.chain[ip % HISTORY_SIZE] = ws.head[bucket];
+            ws.set_link(ip, ws.head[bucket]);
             let mut q = ip + 1;
+            let mut h = bucket as u32;
             if q < full {
                 // Rolling form of the 4-byte hash: shifting the previous value by
                 // two drops b0 into bit 8 and up, so XOR it out and XOR the new byte
                 // in; the mask makes the (sign-extended) high bits irrelevant.
                 let first = &src[ip..full + 3];
-                let mut h = bucket as u32;
                 for (i, w) in first.windows(5).enumerate() {
-                    h = ((h << 2) ^ (sx(w[0]) << 8) ^ sx(w[4])) & mask;
+                    h = roll(h, w[0], w[4], mask);
                     let b = h as usize;
                     let prev = if b == last_bucket {
                         last_pos
@@ -434,7 +524,7 @@ fn compress_core<T: Slot>(
                         ws.head[b]
                     };
                     let pos = ip + 1 + i;
-                    ws.chain[pos % HISTORY_SIZE] = prev;
+                    ws.set_link(pos, prev);
                     last_bucket = b;
                     last_pos = T::encode(pos);
                 }
@@ -448,23 +538,41 @@ fn compress_core<T: Slot>(
                     ws.head[last_bucket] = last_pos;
                     ws.head[b]
                 };
-                ws.chain[q % HISTORY_SIZE] = prev;
+                ws.set_link(q, prev);
                 last_bucket = b;
                 last_pos = T::encode(q);
                 q += 1;
             }
             ws.head[last_bucket] = last_pos;
+            // h is the hash of stop - 1 whenever stop < hash_end (then full = stop).
+            last_hash = h;
             ip = stop;
-            found_match = true;
+            limit = p.result_max;
         } else {
-            ws.chain[ip % HISTORY_SIZE] = ws.head[bucket];
+            ws.set_link(ip, ws.head[bucket]);
             ws.head[bucket] = T::encode(ip);
             emit.literal(src[ip]);
+            last_hash = bucket as u32;
             ip += 1;
         }
+        bucket = if ip < hash_end {
+            // ip - 1 < hash_end too, and last_hash is its full hash.
+            roll(last_hash, src[ip - 1], src[ip + 3], mask) as usize
+        } else if ip < slen {
+            hash_at(src, ip, mask)
+        } else {
+            0
+        };
     }
 
     emit.finish()
+}
+
+/// The bucket of position p + 1 from `h`, the bucket of p, `first` = src[p] and
+/// `next` = src[p + 4] (both positions with four bytes to hash).
+#[inline(always)]
+fn roll(h: u32, first: u8, next: u8, mask: u32) -> u32 {
+    ((h << 2) ^ (sx(first) << 8) ^ sx(next)) & mask
 }
 
 /// The output side of both encoders, as `pglz_out_ctrl`, `pglz_out_literal` and
@@ -570,6 +678,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     let slen = src.len();
     let out = &mut out[..max_output(slen)];
     ws.head[..1 << BITS].fill(T::EMPTY);
+    ws.prepare_good_walk(p);
 
     // The decaying "good" length after each candidate, kept from the previous call with
     // the same strategy (good_match >= 17, so (0, 0) never matches). After the
@@ -612,12 +721,13 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             let cur = unsafe { load_u64_unchecked(src, ip) };
             let h = hash_mul::<BITS>(cur as u32);
             let prev = ws.head[h];
-            ws.chain[ip % HISTORY_SIZE] = prev;
+            ws.set_link(ip, prev);
             ws.head[h] = T::encode(ip);
             // Candidates are accepted at distances 1..=reach only, so they lie in
             // [0, ip) whatever the tables hold.
             let reach = (MAX_DISTANCE - 1).min(ip);
-            let mut cand = prev.decode();
+            let mut slot = prev;
+            let mut cand = slot.decode();
             let mut off = ip.wrapping_sub(cand);
             let mut best_len = 0usize;
             let mut best_off = 0usize;
@@ -642,7 +752,8 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
                         break;
                     }
                     i += 1;
-                    cand = ws.chain[cand % HISTORY_SIZE].decode();
+                    slot = ws.next(slot);
+                    cand = slot.decode();
                     off = ip.wrapping_sub(cand);
                     if off.wrapping_sub(1) >= reach {
                         break;
@@ -652,8 +763,8 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             (best_len, best_off)
         } else if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
-            let found = find_match(src, ip, h, ws, p.good_match, p.good_drop);
-            ws.chain[ip % HISTORY_SIZE] = ws.head[h];
+            let found = find_match(src, ip, h, ws);
+            ws.set_link(ip, ws.head[h]);
             ws.head[h] = T::encode(ip);
             found
         } else {
@@ -687,6 +798,6 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
 fn insert_fast<T: Slot, const BITS: u32>(src: &[u8], q: usize, ws: &mut Tables<T>) {
     // SAFETY: callers pass q < slen - 3.
     let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
-    ws.chain[q % HISTORY_SIZE] = ws.head[h];
+    ws.set_link(q, ws.head[h]);
     ws.head[h] = T::encode(q);
 }
