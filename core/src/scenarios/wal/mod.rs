@@ -32,6 +32,7 @@
 pub mod layout;
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use serde::Serialize;
 
@@ -195,7 +196,7 @@ struct PendingImage {
 
 struct PendingRecord {
     total_length: u64,
-    images: std::ops::Range<usize>,
+    images: Range<usize>,
 }
 
 /// Image counts, per-setting `bimg_len` of the sampled images, and raw bytes of the others,
@@ -222,9 +223,9 @@ pub struct WalWhatIf {
     stored: [u64; 4],
     relations: BTreeMap<RelationKey, RelationTotals>,
     page: Vec<u8>,
-    /// Hole-less images of the batch, back to back, and where each starts.
+    /// Hole-less images of the batch, back to back, and where each lies.
     batch: Vec<u8>,
-    batch_starts: Vec<usize>,
+    batch_images: Vec<Range<usize>>,
     packed: Vec<u8>,
     unpacked: Vec<u8>,
     pending_records: Vec<PendingRecord>,
@@ -273,7 +274,7 @@ impl WalWhatIf {
             relations: BTreeMap::new(),
             page,
             batch: Vec::new(),
-            batch_starts: Vec::new(),
+            batch_images: Vec::new(),
             packed: Vec::new(),
             unpacked: Vec::new(),
             pending_records: Vec::new(),
@@ -326,13 +327,13 @@ impl WalWhatIf {
                         lsn_text(record.lsn)
                     )));
                 }
-                self.batch_starts.push(self.batch.len());
                 let at = self.batch.len();
                 try_resize(&mut self.batch, at + image.raw_len(), "image batch")?;
                 self.batch[at..at + hole.start].copy_from_slice(&self.page[..hole.start]);
                 self.batch[at + hole.start..].copy_from_slice(&self.page[hole.end..]);
+                self.batch_images.push(at..self.batch.len());
                 self.sampled_images += 1;
-                Some(self.batch_starts.len() - 1)
+                Some(self.batch_images.len() - 1)
             } else {
                 None
             };
@@ -359,70 +360,68 @@ impl WalWhatIf {
 
     /// Compress the batch under every setting (timed), then lay out the pending records.
     fn flush(&mut self) -> Result<()> {
-        let n = self.batch_starts.len();
-        let end_of = |starts: &[usize], batch: &[u8], i: usize| starts.get(i + 1).copied().unwrap_or(batch.len());
+        let images = &self.batch_images;
         for setting in &mut self.settings {
             setting.batch_results.clear();
             let Some(codec) = setting.codec.as_deref_mut() else {
-                for i in 0..n {
-                    let len = (end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]) as u64;
-                    setting.batch_results.push((len, len, false));
-                }
+                let raw = images.iter().map(|image| (image.len() as u64, image.len() as u64, false));
+                setting.batch_results.extend(raw);
                 continue;
             };
             // Compress every image into its own room in `packed`, timed as one run.
-            let mut room = Vec::with_capacity(n);
+            let mut rooms = Vec::with_capacity(images.len());
             let mut total_room = 0;
-            for i in 0..n {
-                room.push(total_room);
-                total_room += codec.compress_bound(end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]);
+            for image in images {
+                let room = codec.compress_bound(image.len());
+                rooms.push(total_room..total_room + room);
+                total_room += room;
             }
             try_resize(&mut self.packed, total_room, "compressed images")?;
-            let mut lengths = Vec::with_capacity(n);
+            let mut lengths = Vec::with_capacity(images.len());
             let timer = Timer::start();
-            for i in 0..n {
-                let image = &self.batch[self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i)];
-                let out_end = room.get(i + 1).copied().unwrap_or(total_room);
-                lengths.push(codec.compress(image, &mut self.packed[room[i]..out_end], &mut || ())?);
+            for (image, room) in images.iter().zip(&rooms) {
+                lengths.push(codec.compress(&self.batch[image.clone()], &mut self.packed[room.clone()], &mut || ())?);
             }
             setting.compress_cpu += timer.stop().1;
-            // What the server keeps, then the replay side: decompress what is kept, timed.
-            let kept = |i: usize, len: usize| {
-                keeps_compressed(len, BLCKSZ - (end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]))
-            };
-            if lengths.iter().enumerate().any(|(i, len)| len.is_some_and(|len| kept(i, len))) {
+            // What the server keeps (the others are stored raw), then the replay side:
+            // decompress what is kept, timed, and check it against the original.
+            let kept: Vec<Option<usize>> = images
+                .iter()
+                .zip(lengths)
+                .map(|(image, len)| len.filter(|&len| keeps_compressed(len, BLCKSZ - image.len())))
+                .collect();
+            if kept.iter().any(Option::is_some) {
                 try_resize(&mut self.unpacked, self.batch.len(), "decompressed images")?;
                 let timer = Timer::start();
-                for i in 0..n {
-                    if let Some(len) = lengths[i].filter(|&len| kept(i, len)) {
-                        let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
-                        codec.decompress(&self.packed[room[i]..room[i] + len], &mut self.unpacked[raw], &mut || ())?;
+                for ((image, room), len) in images.iter().zip(&rooms).zip(&kept) {
+                    if let Some(len) = *len {
+                        let packed = &self.packed[room.start..room.start + len];
+                        codec.decompress(packed, &mut self.unpacked[image.clone()], &mut || ())?;
                     }
                 }
                 setting.decompress_cpu += timer.stop().1;
             }
-            for (i, length) in lengths.into_iter().enumerate() {
-                let raw = self.batch_starts[i]..end_of(&self.batch_starts, &self.batch, i);
-                let hole_length = BLCKSZ - raw.len();
-                let result = match length {
-                    Some(len) if keeps_compressed(len, hole_length) => {
-                        if self.unpacked[raw.clone()] != self.batch[raw.clone()] {
+            for (image, len) in images.iter().zip(kept) {
+                let raw = image.len() as u64;
+                let result = match len {
+                    Some(len) => {
+                        if self.unpacked[image.clone()] != self.batch[image.clone()] {
                             return Err(CodecError::corrupt(format!(
                                 "{} did not give back a full-page image it compressed",
                                 setting.name
                             )));
                         }
-                        let header = if hole_length != 0 { COMPRESSED_HOLE_HEADER } else { 0 };
+                        let header = if image.len() != BLCKSZ { COMPRESSED_HOLE_HEADER } else { 0 };
                         ((len + header) as u64, len as u64, true)
                     }
-                    _ => (raw.len() as u64, raw.len() as u64, false),
+                    None => (raw, raw, false),
                 };
                 setting.batch_results.push(result);
             }
         }
         for setting in &mut self.settings {
-            for (i, &(in_record, bimg, compressed)) in setting.batch_results.iter().enumerate() {
-                setting.sampled_raw += (end_of(&self.batch_starts, &self.batch, i) - self.batch_starts[i]) as u64;
+            for (image, &(in_record, bimg, compressed)) in images.iter().zip(&setting.batch_results) {
+                setting.sampled_raw += image.len() as u64;
                 setting.sampled_in_record += in_record;
                 setting.sampled_bimg += bimg;
                 setting.sampled_compressed += compressed as u64;
@@ -430,7 +429,7 @@ impl WalWhatIf {
         }
         self.lay_out_pending();
         self.batch.clear();
-        self.batch_starts.clear();
+        self.batch_images.clear();
         self.pending_records.clear();
         self.pending_images.clear();
         Ok(())
