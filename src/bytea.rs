@@ -25,12 +25,7 @@ impl ResultBytea {
     /// Room for `len` bytes; more than a bytea holds is `program_limit_exceeded`, an allocation
     /// that fails is `out_of_memory` (never an abort).
     pub fn zeroed(len: usize) -> ResultBytea {
-        if len > gucs::MAX_RESULT as usize {
-            raise(CodecError::too_large(format!(
-                "the result would be {len} bytes, more than a bytea can hold ({} bytes)",
-                gucs::MAX_RESULT
-            )));
-        }
+        check_result_len(len);
         let flags = (pg_sys::MCXT_ALLOC_NO_OOM | pg_sys::MCXT_ALLOC_ZERO) as i32;
         // SAFETY: palloc_extended in the current memory context; with MCXT_ALLOC_NO_OOM it
         // returns NULL instead of raising, which we turn into our own ERROR below.
@@ -59,6 +54,16 @@ impl ResultBytea {
         self.len = len;
         // SAFETY: a 4-byte varlena header we own; len ≤ MAX_RESULT so the size fits an i32.
         unsafe { pgrx::set_varsize_4b(self.varlena.as_ptr(), (VARHDRSZ + len) as i32) };
+    }
+}
+
+/// A result longer than a bytea holds is `program_limit_exceeded`, never a failed conversion.
+pub fn check_result_len(len: usize) {
+    if len > gucs::MAX_RESULT as usize {
+        raise(CodecError::too_large(format!(
+            "the result would be {len} bytes, more than a bytea can hold ({} bytes)",
+            gucs::MAX_RESULT
+        )));
     }
 }
 

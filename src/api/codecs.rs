@@ -7,10 +7,10 @@ use compresslab_core::pglz::Strategy;
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
 use pgrx::prelude::*;
 
-use crate::bytea::ResultBytea;
+use crate::bytea::{check_result_len, ResultBytea};
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
-use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress_padded};
+use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress};
 use crate::server::check_interrupts;
 
 /// Compress `data` into compresslab's self-describing format with the method of the
@@ -40,15 +40,9 @@ fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> Vec<u8>
     fits(envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise())
 }
 
-/// A result a bytea can hold: longer is `program_limit_exceeded`, never a failed conversion.
+/// A result a bytea can hold (see [`check_result_len`]).
 fn fits(result: Vec<u8>) -> Vec<u8> {
-    if result.len() > gucs::MAX_RESULT as usize {
-        raise(CodecError::too_large(format!(
-            "the result would be {} bytes, more than a bytea can hold ({} bytes)",
-            result.len(),
-            gucs::MAX_RESULT
-        )));
-    }
+    check_result_len(result.len());
     result
 }
 
@@ -188,11 +182,7 @@ fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> O
 #[pg_extern(stable, strict, parallel_safe)]
 fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
     let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
-    // The C decoder checks for a truncated tag only after reading it: give it 4 spare bytes.
-    let mut padded = try_with_capacity(data.len() + 4, "a copy of the input").or_raise();
-    padded.extend_from_slice(data);
-    padded.extend_from_slice(&[0; 4]);
-    match c_pglz_decompress_padded(&padded, out.data_mut(), check_complete) {
+    match c_pglz_decompress(data, out.data_mut(), check_complete, &mut Vec::new()).or_raise() {
         Some(n) => {
             out.truncate(n);
             out

@@ -4,14 +4,9 @@
 //! columns TOAST may compress. Every query names its operators, functions and types with their
 //! schema, so a hostile `search_path` runs nobody's code.
 
-use compresslab_core::CodecError;
 use pgrx::prelude::*;
 
-use crate::errors::raise;
-
-fn spi_failed(e: pgrx::spi::SpiError) -> ! {
-    raise(CodecError::invalid(format!("query failed: {e}")))
-}
+use super::sampling::spi_failed;
 
 /// Seconds since `since` (a timestamptz expression), or since initdb when it is NULL: the
 /// system identifier's high 32 bits are initdb's time.

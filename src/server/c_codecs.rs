@@ -6,7 +6,7 @@
 
 use std::ffi::{c_char, c_void};
 
-use compresslab_core::error::Result;
+use compresslab_core::error::{try_reserve, Result};
 use compresslab_core::lab::{codecs, Codec};
 use compresslab_core::pglz::{self, Strategy};
 use compresslab_core::registry::{MethodKind, MethodSpec};
@@ -14,34 +14,10 @@ use compresslab_core::CodecError;
 
 use super::c_zstd::ServerZstd;
 
-/// `PGLZ_Strategy` from `common/pg_lzcompress.h`: six int32 fields, same order as ours.
-#[repr(C)]
-struct PglzStrategy {
-    min_input_size: i32,
-    max_input_size: i32,
-    min_comp_rate: i32,
-    first_success_by: i32,
-    match_size_good: i32,
-    match_size_drop: i32,
-}
-
-impl From<&Strategy> for PglzStrategy {
-    fn from(s: &Strategy) -> Self {
-        PglzStrategy {
-            min_input_size: s.min_input_size,
-            max_input_size: s.max_input_size,
-            min_comp_rate: s.min_comp_rate,
-            first_success_by: s.first_success_by,
-            match_size_good: s.match_size_good,
-            match_size_drop: s.match_size_drop,
-        }
-    }
-}
-
 type Crc32cFn = unsafe extern "C" fn(crc: u32, data: *const c_void, len: usize) -> u32;
 
 unsafe extern "C" {
-    fn pglz_compress(source: *const c_char, slen: i32, dest: *mut c_char, strategy: *const PglzStrategy) -> i32;
+    fn pglz_compress(source: *const c_char, slen: i32, dest: *mut c_char, strategy: *const Strategy) -> i32;
     fn pglz_decompress(source: *const c_char, slen: i32, dest: *mut c_char, rawsize: i32, check_complete: bool) -> i32;
     /// Chosen at start-up: the SSE4.2 routine when the CPU has it, else slicing-by-8.
     static pg_comp_crc32c: Crc32cFn;
@@ -53,29 +29,33 @@ unsafe extern "C" {
 pub fn c_pglz_compress(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
     let slen = i32::try_from(src.len()).ok()?;
     assert!(dst.len() >= pglz::max_output(src.len()), "pglz_compress needs PGLZ_MAX_OUTPUT bytes");
-    let c_strategy = PglzStrategy::from(strategy);
     // SAFETY: dest has at least PGLZ_MAX_OUTPUT(slen) bytes (asserted above), the bound
-    // pglz_compress writes within; source and strategy are valid for the call.
-    let n = unsafe { pglz_compress(src.as_ptr().cast(), slen, dst.as_mut_ptr().cast(), &c_strategy) };
+    // pglz_compress writes within; source and strategy (repr(C), PGLZ_Strategy's layout) are
+    // valid for the call.
+    let n = unsafe { pglz_compress(src.as_ptr().cast(), slen, dst.as_mut_ptr().cast(), strategy) };
     usize::try_from(n).ok()
 }
 
-/// The server's `pglz_decompress` into `dst` (whose length is the raw size); None where it
-/// returns -1. `padded_src` must end with 4 spare bytes, because the C decoder checks for a
-/// truncated tag only after reading it.
-pub fn c_pglz_decompress_padded(padded_src: &[u8], dst: &mut [u8], check_complete: bool) -> Option<usize> {
-    let slen = padded_src.len().checked_sub(4)?;
+/// The server's `pglz_decompress` of `src` into `dst` (whose length is the raw size); None
+/// where it returns -1. The C decoder checks for a truncated tag only after reading it, so it
+/// reads a copy of `src` with 4 spare zero bytes, made in `padded` (reused across calls,
+/// grown fallibly).
+pub fn c_pglz_decompress(
+    src: &[u8],
+    dst: &mut [u8],
+    check_complete: bool,
+    padded: &mut Vec<u8>,
+) -> Result<Option<usize>> {
+    let slen = i32::try_from(src.len()).map_err(|_| CodecError::too_large("pglz input over 2 GB"))?;
+    padded.clear();
+    try_reserve(padded, src.len() + 4, "a copy of the input")?;
+    padded.extend_from_slice(src);
+    padded.extend_from_slice(&[0; 4]);
     // SAFETY: dst has rawsize bytes; the source over-read stays within the 4 padding bytes.
     let n = unsafe {
-        pglz_decompress(
-            padded_src.as_ptr().cast(),
-            slen as i32,
-            dst.as_mut_ptr().cast(),
-            dst.len() as i32,
-            check_complete,
-        )
+        pglz_decompress(padded.as_ptr().cast(), slen, dst.as_mut_ptr().cast(), dst.len() as i32, check_complete)
     };
-    (n >= 0).then_some(n as usize)
+    Ok((n >= 0).then_some(n as usize))
 }
 
 /// The server's CRC-32C (`pg_comp_crc32c`, hardware where available) of `data`, as a finished
@@ -122,10 +102,7 @@ impl Codec for ServerPglz {
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         // The copy into a padded buffer is part of what the C decoder needs to be safe; it is
         // small next to decoding and keeps the comparison honest about safety.
-        self.padded.clear();
-        self.padded.extend_from_slice(src);
-        self.padded.extend_from_slice(&[0; 4]);
-        match c_pglz_decompress_padded(&self.padded, dst, true) {
+        match c_pglz_decompress(src, dst, true, &mut self.padded)? {
             Some(n) if n == dst.len() => Ok(()),
             _ => Err(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data")),
         }

@@ -16,12 +16,13 @@ use crate::errors::{raise, report, OrRaise};
 /// Rows fetched from a cursor per batch; each batch's SPI tuple table is freed once copied.
 const FETCH_BATCH: i64 = 1000;
 
-fn spi_failed(e: pgrx::spi::SpiError) -> ! {
+/// A failed internal query, as an ERROR.
+pub(crate) fn spi_failed(e: pgrx::spi::SpiError) -> ! {
     raise(CodecError::invalid(format!("query failed: {e}")))
 }
 
 /// `ident` quoted as an SQL identifier when it needs to be (PostgreSQL's `quote_identifier`).
-fn quote_identifier(ident: &str) -> String {
+pub(crate) fn quote_identifier(ident: &str) -> String {
     let c = CString::new(ident).unwrap_or_else(|_| raise(CodecError::invalid("a name contains a NUL byte")));
     // SAFETY: quote_identifier returns the input or a palloc'd, NUL-terminated copy.
     unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())) }.to_string_lossy().into_owned()

@@ -11,6 +11,7 @@ use std::ptr::NonNull;
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+use super::sampling::quote_identifier;
 use crate::errors::report;
 
 // The reader's callbacks, declared here to take their C addresses (pgrx's bindings wrap them
@@ -271,14 +272,12 @@ pub fn relation_name(key: &RelationKey) -> (String, String) {
         return (format!("(dropped or rewritten: relfilenode {})", key.relfilenode), fork);
     }
     // SAFETY: catalog lookups on an existing relation; NULL results are handled.
-    let name = unsafe {
-        let rel = pg_sys::get_rel_name(oid);
-        let schema = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid));
-        if rel.is_null() || schema.is_null() {
-            return (format!("(relation {})", u32::from(oid)), fork);
-        }
-        let quote = |s: *mut c_char| CStr::from_ptr(pg_sys::quote_identifier(s)).to_string_lossy().into_owned();
-        format!("{}.{}", quote(schema), quote(rel))
-    };
-    (name, fork)
+    let (rel, schema) =
+        unsafe { (pg_sys::get_rel_name(oid), pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid))) };
+    if rel.is_null() || schema.is_null() {
+        return (format!("(relation {})", u32::from(oid)), fork);
+    }
+    // SAFETY: both are NUL-terminated palloc'd names, checked non-NULL above.
+    let text = |s: *mut c_char| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+    (format!("{}.{}", quote_identifier(&text(schema)), quote_identifier(&text(rel))), fork)
 }

@@ -10,6 +10,9 @@ use crate::error::{CodecError, Result};
 /// (`match_size_good` to 17..=273, `match_size_drop` to 0..=100, `min_comp_rate`
 /// to 0..=99) just as PostgreSQL does, so that any `PGLZ_Strategy` a C caller
 /// could build behaves identically here.
+/// `#[repr(C)]`: the same layout as PostgreSQL's `PGLZ_Strategy` (six `int32` in this order), so
+/// a `&Strategy` can be handed to the C `pglz_compress` as it is.
+#[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Strategy {
     /// Inputs shorter than this are not compressed.
