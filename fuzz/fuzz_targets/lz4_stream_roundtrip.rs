@@ -13,19 +13,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut r = Reader::new(data);
-    let mut records: Vec<Vec<u8>> = Vec::new();
-    while !r.rest.is_empty() && records.len() < 200 {
-        let head = r.u8();
-        let repeat_to = if head & 0x80 != 0 { r.u8() as usize * 512 } else { 0 };
-        let unit = r.bytes((head & 0x7f) as usize);
-        let mut record = unit.to_vec();
-        if !unit.is_empty() {
-            while record.len() < repeat_to {
-                record.extend_from_slice(unit);
-            }
-        }
-        records.push(record);
-    }
+    let records = r.records(200, 512);
     let mut enc = Lz4StreamEncoder::new();
     let encoded: Vec<(StreamBlock, Vec<u8>)> = records
         .iter()

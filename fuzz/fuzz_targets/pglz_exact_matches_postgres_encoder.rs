@@ -10,36 +10,20 @@
 #![no_main]
 
 use compresslab_core::pglz::{self, Strategy};
-use compresslab_fuzz::{c_pglz_compress, c_strategy_fields, CStrategy, PgLzStrategy, Reader};
+use compresslab_fuzz::{c_pglz_compress, c_strategy_fields, CStrategy, Reader};
 use libfuzzer_sys::fuzz_target;
 
-fn fields(s: &PgLzStrategy) -> [i32; 6] {
-    [s.min_input_size, s.max_input_size, s.min_comp_rate, s.first_success_by, s.match_size_good, s.match_size_drop]
-}
-
-fn rust_fields(s: &Strategy) -> [i32; 6] {
-    [s.min_input_size, s.max_input_size, s.min_comp_rate, s.first_success_by, s.match_size_good, s.match_size_drop]
-}
-
-fn custom(r: &mut Reader) -> (Strategy, PgLzStrategy) {
+/// A strategy whose fields reach below and above every clamp.
+fn custom(r: &mut Reader) -> Strategy {
     let b = [r.u8(), r.u8(), r.u8(), r.u8(), r.u8(), r.u8()];
-    let min_input_size = i32::from(b[0] % 64) - 4;
-    let max_input_size = if b[1] < 128 { i32::MAX } else { i32::from(b[1]) * 32 };
-    let min_comp_rate = i32::from(b[2] as i8); // -128..=127: below 0, 0..=99, above 99
-    let first_success_by = if b[3] < 32 { i32::MAX } else { i32::from(b[3]) * 8 - 512 };
-    let match_size_good = i32::from(b[4]) + i32::from(b[4] >> 7) * 600 - 32; // -32..=223, 727..=823
-    let match_size_drop = i32::from(b[5] as i8); // -128..=127: below 0, 0..=100, above 100
-    let s =
-        Strategy { min_input_size, max_input_size, min_comp_rate, first_success_by, match_size_good, match_size_drop };
-    let c = PgLzStrategy {
-        min_input_size,
-        max_input_size,
-        min_comp_rate,
-        first_success_by,
-        match_size_good,
-        match_size_drop,
-    };
-    (s, c)
+    Strategy {
+        min_input_size: i32::from(b[0] % 64) - 4,
+        max_input_size: if b[1] < 128 { i32::MAX } else { i32::from(b[1]) * 32 },
+        min_comp_rate: i32::from(b[2] as i8), // -128..=127: below 0, 0..=99, above 99
+        first_success_by: if b[3] < 32 { i32::MAX } else { i32::from(b[3]) * 8 - 512 },
+        match_size_good: i32::from(b[4]) + i32::from(b[4] >> 7) * 600 - 32, // -32..=223, 727..=823
+        match_size_drop: i32::from(b[5] as i8),                             // -128..=127: below 0, 0..=100, above 100
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -49,11 +33,12 @@ fuzz_target!(|data: &[u8]| {
         0 => (Strategy::DEFAULT, CStrategy::Default),
         1 => (Strategy::ALWAYS, CStrategy::Always),
         _ => {
-            let (s, c) = custom(&mut r);
-            (s, CStrategy::Custom(c))
+            // The same struct goes to C (Strategy has PGLZ_Strategy's layout).
+            let s = custom(&mut r);
+            (s, CStrategy::Custom(s))
         }
     };
-    assert_eq!(rust_fields(&rust_strategy), fields(&c_strategy_fields(c_strategy)), "strategy fields differ");
+    assert_eq!(rust_strategy, c_strategy_fields(c_strategy), "strategy fields differ");
     let src = r.rest;
     let c = c_pglz_compress(src, c_strategy);
     let rust = pglz::compress(src, &rust_strategy);

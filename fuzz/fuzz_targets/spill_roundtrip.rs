@@ -14,19 +14,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let mut r = Reader::new(data);
     let level = i32::from(r.u8() % 3) + 1;
-    let mut records: Vec<Vec<u8>> = Vec::new();
-    while !r.rest.is_empty() && records.len() < 300 {
-        let head = r.u8();
-        let repeat_to = if head & 0x80 != 0 { r.u8() as usize * 256 } else { 0 };
-        let unit = r.bytes((head & 0x7f) as usize);
-        let mut record = unit.to_vec();
-        if !unit.is_empty() {
-            while record.len() < repeat_to {
-                record.extend_from_slice(unit);
-            }
-        }
-        records.push(record);
-    }
+    let records = r.records(300, 256);
     let rows = simulate(&records, &SpillSpec::all(level), &mut || {}).unwrap();
     let raw: usize = records.iter().map(|r| r.len()).sum();
     assert_eq!(rows.len(), SpillStrategy::ALL.len());

@@ -39,19 +39,30 @@ impl<'a> Reader<'a> {
         self.rest = rest;
         head
     }
+
+    /// Up to `max` records for the streaming targets, read until the input ends: each a head
+    /// byte (low 7 bits: a unit's length; high bit: a repeat byte follows), the unit, and the
+    /// unit repeated until the record reaches repeat byte × `repeat_step` bytes.
+    pub fn records(&mut self, max: usize, repeat_step: usize) -> Vec<Vec<u8>> {
+        let mut records = Vec::new();
+        while !self.rest.is_empty() && records.len() < max {
+            let head = self.u8();
+            let repeat_to = if head & 0x80 != 0 { self.u8() as usize * repeat_step } else { 0 };
+            let unit = self.bytes((head & 0x7f) as usize);
+            let mut record = unit.to_vec();
+            if !unit.is_empty() {
+                while record.len() < repeat_to {
+                    record.extend_from_slice(unit);
+                }
+            }
+            records.push(record);
+        }
+        records
+    }
 }
 
-/// PostgreSQL's `PGLZ_Strategy`: six `int32`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct PgLzStrategy {
-    pub min_input_size: i32,
-    pub max_input_size: i32,
-    pub min_comp_rate: i32,
-    pub first_success_by: i32,
-    pub match_size_good: i32,
-    pub match_size_drop: i32,
-}
+/// PostgreSQL's `PGLZ_Strategy`: the core's `Strategy` has its layout (`#[repr(C)]`).
+pub use compresslab_core::pglz::Strategy as PgLzStrategy;
 
 extern "C" {
     fn pglz_decompress(source: *const c_char, slen: i32, dest: *mut c_char, rawsize: i32, check_complete: bool) -> i32;
