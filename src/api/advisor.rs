@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use compresslab_core::advisor::{self, AdviceRow, WalOption};
+use compresslab_core::advisor::{self, AdviceRow, Decision, WalOption};
 use compresslab_core::lab::Hooks;
 use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
 use compresslab_core::scenarios::wal::WalWhatIfRow;
@@ -133,9 +133,46 @@ fn period(seconds: f64) -> String {
     }
 }
 
-/// The statements that apply a `wal_compression` recommendation.
-fn set_wal_compression(setting: &str) -> String {
-    format!("ALTER SYSTEM SET wal_compression = '{setting}'; SELECT pg_catalog.pg_reload_conf();")
+/// What every `wal_compression` row says besides its figures: the setting in force and the
+/// one to use, the statements that apply it (none to keep), and the note: the reason, then the
+/// saving of each setting (measured `how`), then `tail`. The figures are the caller's.
+fn wal_row(
+    current_setting: &str,
+    current: &str,
+    options: &[WalOption],
+    decision: &Decision,
+    how: &str,
+    tail: &str,
+) -> AdviceRow {
+    let keep = decision.recommended == current;
+    let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
+    AdviceRow {
+        area: "wal_compression".into(),
+        target: "wal_compression".into(),
+        current: current_setting.into(),
+        recommended: decision.recommended.clone(),
+        bytes_now: 0,
+        bytes_recommended: 0,
+        saving_percent: 0.0,
+        compress_cpu_seconds_per_day: None,
+        decompress_cpu_seconds_per_day: None,
+        compress_cpu_seconds_per_gb: None,
+        decompress_cpu_seconds_per_gb: None,
+        basis: String::new(),
+        confidence: String::new(),
+        apply_sql: (!keep).then(|| {
+            format!(
+                "ALTER SYSTEM SET wal_compression = '{}'; SELECT pg_catalog.pg_reload_conf();",
+                decision.recommended
+            )
+        }),
+        note: format!(
+            "{}{}. Savings of WAL bytes against off{how}: {}.{tail}",
+            if keep { "keep: " } else { "" },
+            decision.reason,
+            savings.join(", ")
+        ),
+    }
 }
 
 fn row_of<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow {
@@ -183,13 +220,7 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
     let bytes_now = per_day.unwrap_or(now.wal_bytes as f64);
     let bytes_then = bytes_now * scale(then.wal_bytes);
     let per_gb = |cpu: f64| (now.wal_bytes > 0).then(|| cpu / (now.wal_bytes as f64 / GB));
-    let keep = decision.recommended == current;
-    let savings: Vec<String> = rows.iter().map(|r| format!("{} {:.1}%", r.wal_compression, r.saving_percent)).collect();
     Ok(AdviceRow {
-        area: "wal_compression".into(),
-        target: "wal_compression".into(),
-        current: current_setting.clone(),
-        recommended: decision.recommended.clone(),
         bytes_now: bytes_now.round() as i64,
         bytes_recommended: bytes_then.round() as i64,
         saving_percent: advisor::saving_percent(bytes_now.round() as i64, bytes_then.round() as i64),
@@ -210,16 +241,15 @@ fn wal_advice(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String
             period(written.seconds)
         ),
         confidence: advisor::confidence(now.sampled_images as u64, written.seconds).into(),
-        apply_sql: (!keep).then(|| {
-            set_wal_compression(&decision.recommended)
-        }),
-        note: format!(
-            "{}{}. Savings of WAL bytes against off: {}. bytes are per day (of WAL as written now); CPU is the server's \
-             own code compressing full-page images as WAL is written and decompressing them at replay or recovery.",
-            if keep { "keep: " } else { "" },
-            decision.reason,
-            savings.join(", ")
-        ),
+        ..wal_row(
+            &current_setting,
+            current,
+            &options,
+            &decision,
+            "",
+            " bytes are per day (of WAL as written now); CPU is the server's own code compressing full-page images \
+             as WAL is written and decompressing them at replay or recovery.",
+        )
     })
 }
 
@@ -264,15 +294,9 @@ fn wal_advice_from_pages(current_setting: &str, current: &str, range: &str) -> R
     let decision = advisor::choose_wal(&options);
     let then = fpi.iter().find(|r| r.wal_compression == decision.recommended).unwrap_or(off);
     let bytes_then = under(&decision.recommended, off_bytes);
-    let keep = decision.recommended == current;
     let cpu_per_image = then.compress_cpu_seconds / sampled_images;
     let names: Vec<&str> = tables.iter().map(|(_, name)| name.as_str()).collect();
-    let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
     Ok(AdviceRow {
-        area: "wal_compression".into(),
-        target: "wal_compression".into(),
-        current: current_setting.into(),
-        recommended: decision.recommended.clone(),
         bytes_now: per_day.round() as i64,
         bytes_recommended: bytes_then.round() as i64,
         saving_percent: advisor::saving_percent(per_day.round() as i64, bytes_then.round() as i64),
@@ -289,15 +313,7 @@ fn wal_advice_from_pages(current_setting: &str, current: &str, range: &str) -> R
             period(written.seconds)
         ),
         confidence: if advisor::confidence(off.images as u64, written.seconds) == "high" { "medium" } else { "low" }.into(),
-        apply_sql: (!keep).then(|| {
-            set_wal_compression(&decision.recommended)
-        }),
-        note: format!(
-            "{}{}. Savings of WAL bytes against off, from sampled pages standing for the images: {}.",
-            if keep { "keep: " } else { "" },
-            decision.reason,
-            savings.join(", ")
-        ),
+        ..wal_row(current_setting, current, &options, &decision, ", from sampled pages standing for the images", "")
     })
 }
 
