@@ -15,7 +15,7 @@ use crate::gucs;
 const VARHDRSZ: usize = pg_sys::VARHDRSZ;
 
 /// A palloc'd bytea of `len` data bytes, zeroed (so that it is initialised memory a codec may
-/// be handed as `&mut [u8]`).
+/// be handed as `&mut [u8]`) or filled by a copy.
 pub struct ResultBytea {
     varlena: NonNull<pg_sys::varlena>,
     len: usize,
@@ -25,8 +25,22 @@ impl ResultBytea {
     /// Room for `len` bytes; more than a bytea holds is `program_limit_exceeded`, an allocation
     /// that fails is `out_of_memory` (never an abort).
     pub fn zeroed(len: usize) -> ResultBytea {
+        Self::allocate(len, pg_sys::MCXT_ALLOC_ZERO)
+    }
+
+    /// A copy of `data` (for results a codec had to build elsewhere).
+    pub fn copy_of(data: &[u8]) -> ResultBytea {
+        let out = Self::allocate(data.len(), 0);
+        let dst = out.varlena.as_ptr().cast::<u8>().wrapping_add(VARHDRSZ);
+        // SAFETY: the allocation has room for data.len() bytes after the header, and does not
+        // overlap `data` (it is new).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        out
+    }
+
+    fn allocate(len: usize, extra_flags: u32) -> ResultBytea {
         check_result_len(len);
-        let flags = (pg_sys::MCXT_ALLOC_NO_OOM | pg_sys::MCXT_ALLOC_ZERO) as i32;
+        let flags = (pg_sys::MCXT_ALLOC_NO_OOM | extra_flags) as i32;
         // SAFETY: palloc_extended in the current memory context; with MCXT_ALLOC_NO_OOM it
         // returns NULL instead of raising, which we turn into our own ERROR below.
         let ptr = unsafe { pg_sys::palloc_extended(VARHDRSZ + len, flags) }.cast::<pg_sys::varlena>();
@@ -40,8 +54,8 @@ impl ResultBytea {
 
     /// The data bytes.
     pub fn data_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the allocation holds VARHDRSZ + len bytes, zeroed at allocation; we hold the
-        // only pointer to it until it is returned.
+        // SAFETY: the allocation holds VARHDRSZ + len bytes, initialised (zeroed, or copied into
+        // by `copy_of` before it returns); we hold the only pointer to it until it is returned.
         unsafe { std::slice::from_raw_parts_mut(self.varlena.as_ptr().cast::<u8>().add(VARHDRSZ), self.len) }
     }
 

@@ -14,7 +14,7 @@
 //! smaller than the raw bytes is stored raw (method id 0): the envelope never costs more than
 //! its header. pglz uses the `default` strategy, as TOAST does.
 
-use crate::error::{try_with_capacity, try_zeroed, CodecError, Result};
+use crate::error::{try_zeroed, CodecError, Result};
 use crate::registry::{parse_named, Named};
 use crate::{lz4, pglz, zstd_codec};
 
@@ -70,30 +70,54 @@ pub fn compress(src: &[u8], method: Method, level: Option<i32>) -> Result<Vec<u8
 }
 
 /// [`compress`], calling `tick` during long work (see [`pglz::compress_to_ticking`] and
-/// [`zstd_codec::compress_with_tick`]). The result is allocated once, fallibly, and the codec
-/// writes straight into it after the header.
+/// [`zstd_codec::compress_to`]). The result is allocated once, fallibly.
 pub fn compress_with_tick(src: &[u8], method: Method, level: Option<i32>, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
+    let mut out = try_zeroed(compress_bound(src.len()), "the compressed value")?;
+    let n = compress_to(src, method, level, &mut out, tick)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// The room [`compress_to`] needs for `len` input bytes, whatever the method: the header and
+/// the input (a payload that does not shrink is stored raw; pglz and LZ4 need a little more
+/// room while they work).
+pub fn compress_bound(len: usize) -> usize {
+    HEADER_LEN + len.max(pglz::max_output(len)).max(lz4::block::compress_bound(len))
+}
+
+/// [`compress_with_tick`] into the front of `dst` (at least [`compress_bound`] bytes): every
+/// codec writes straight into it after the header. Returns the envelope's length.
+pub fn compress_to(
+    src: &[u8],
+    method: Method,
+    level: Option<i32>,
+    dst: &mut [u8],
+    tick: &mut dyn FnMut(),
+) -> Result<usize> {
     let level = method.check_level(level)?;
     let raw_len = u32::try_from(src.len())
         .map_err(|_| CodecError::too_large(format!("input of {} bytes is too large to compress", src.len())))?;
-    let bound = match method {
-        Method::None | Method::Zstd => src.len(),
-        Method::Pglz => pglz::max_output(src.len()),
-        Method::Lz4 => lz4::block::compress_bound(src.len()),
+    let room = compress_bound(src.len());
+    let Some(out) = dst.get_mut(..room) else {
+        return Err(CodecError::invalid(format!(
+            "{} bytes is too little room for an envelope of {} bytes",
+            dst.len(),
+            src.len()
+        )));
     };
-    let mut out = try_zeroed(HEADER_LEN + bound.max(src.len()), "the compressed value")?;
     let payload = &mut out[HEADER_LEN..];
     let stored = match method {
         Method::None => None,
         Method::Pglz => pglz::compress_to_ticking(src, payload, &pglz::Strategy::DEFAULT, false, tick),
         Method::Lz4 => Some(lz4::block::compress_to(src, payload)?),
-        Method::Zstd => {
-            let frame = zstd_codec::compress_with_tick(src, level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None, tick)?;
-            payload.get_mut(..frame.len()).map(|room| {
-                room.copy_from_slice(&frame);
-                frame.len()
-            })
-        }
+        // Room for the input only: a frame that does not fit would not be kept anyway.
+        Method::Zstd => zstd_codec::compress_to(
+            src,
+            level.unwrap_or(zstd_codec::DEFAULT_LEVEL),
+            None,
+            &mut payload[..src.len()],
+            tick,
+        )?,
     };
     let (stored_method, len) = match stored {
         Some(n) if n < src.len() => (method, n),
@@ -106,8 +130,7 @@ pub fn compress_with_tick(src: &[u8], method: Method, level: Option<i32>, tick: 
     out[4] = FORMAT_VERSION;
     out[5] = stored_method.id();
     out[6..HEADER_LEN].copy_from_slice(&raw_len.to_le_bytes());
-    out.truncate(HEADER_LEN + len);
-    Ok(out)
+    Ok(HEADER_LEN + len)
 }
 
 /// What an envelope's header says.
@@ -145,29 +168,51 @@ pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
 
 /// [`decompress`], calling `tick` during long work.
 pub fn decompress_with_tick(src: &[u8], max_raw: usize, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
+    let mut out = try_zeroed(decompressed_len(src, max_raw)?, "the decompressed value")?;
+    decompress_to(src, &mut out, tick)?;
+    Ok(out)
+}
+
+/// The raw length an envelope's header declares, checked against `max_raw` (before anything
+/// is allocated).
+pub fn decompressed_len(src: &[u8], max_raw: usize) -> Result<usize> {
     let info = info(src)?;
     if info.raw_size > max_raw {
         return Err(CodecError::over_limit("compressed value", info.raw_size as u64, max_raw));
     }
-    let payload = &src[HEADER_LEN..];
-    let out = match info.method {
-        Method::None => {
-            let mut out = try_with_capacity(payload.len(), "the decompressed value")?;
-            out.extend_from_slice(payload);
-            out
-        }
-        Method::Pglz => pglz::decompress(payload, info.raw_size, true)?,
-        Method::Lz4 => lz4::block::decompress(payload, info.raw_size)?,
-        Method::Zstd => zstd_codec::decompress_with_tick(payload, None, info.raw_size, tick)?,
-    };
-    if out.len() != info.raw_size {
-        return Err(CodecError::corrupt(format!(
-            "compressed value decoded to {} bytes, but its header says {}",
-            out.len(),
+    Ok(info.raw_size)
+}
+
+/// Decompress an envelope straight into `dst`, which must be of the raw length its header
+/// declares ([`decompressed_len`]).
+pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    let info = info(src)?;
+    if dst.len() != info.raw_size {
+        return Err(CodecError::invalid(format!(
+            "the output has room for {} bytes, but the header says {}",
+            dst.len(),
             info.raw_size
         )));
     }
-    Ok(out)
+    let payload = &src[HEADER_LEN..];
+    let decoded = match info.method {
+        Method::None => {
+            if payload.len() == dst.len() {
+                dst.copy_from_slice(payload);
+            }
+            payload.len()
+        }
+        Method::Pglz => pglz::decompress_into(payload, dst, true)?,
+        Method::Lz4 => lz4::block::decompress_into(payload, dst).map(|()| dst.len())?,
+        Method::Zstd => zstd_codec::decompress_to(payload, None, dst, tick).map(|()| dst.len())?,
+    };
+    if decoded != info.raw_size {
+        return Err(CodecError::corrupt(format!(
+            "compressed value decoded to {decoded} bytes, but its header says {}",
+            info.raw_size
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,12 +2,11 @@
 //! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and PostgreSQL's
 //! own C pglz for comparison.
 
-use compresslab_core::error::try_with_capacity;
 use compresslab_core::pglz::Strategy;
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
 use pgrx::prelude::*;
 
-use crate::bytea::{check_result_len, ResultBytea};
+use crate::bytea::ResultBytea;
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
 use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress};
@@ -17,7 +16,7 @@ use crate::server::check_interrupts;
 /// `compresslab.method` setting (and `compresslab.zstd_level` for zstd): STABLE, since it
 /// reads settings.
 #[pg_extern(stable, strict, parallel_safe)]
-fn compress(data: &[u8]) -> Vec<u8> {
+fn compress(data: &[u8]) -> ResultBytea {
     let method = gucs::method();
     let level = (method == Method::Zstd).then(gucs::zstd_level);
     envelope_compress(data, method, level)
@@ -26,30 +25,37 @@ fn compress(data: &[u8]) -> Vec<u8> {
 /// Compress `data` with `method` (`none`, `pglz`, `lz4`, `zstd`; zstd at its default level 3):
 /// IMMUTABLE, it reads no setting.
 #[pg_extern(immutable, strict, parallel_safe, name = "compress")]
-fn compress_with_method(data: &[u8], method: &str) -> Vec<u8> {
+fn compress_with_method(data: &[u8], method: &str) -> ResultBytea {
     envelope_compress(data, Method::parse(method).or_raise(), None)
 }
 
 /// Compress `data` with `method` at `level` (zstd only).
 #[pg_extern(immutable, strict, parallel_safe, name = "compress")]
-fn compress_with_level(data: &[u8], method: &str, level: i32) -> Vec<u8> {
+fn compress_with_level(data: &[u8], method: &str, level: i32) -> ResultBytea {
     envelope_compress(data, Method::parse(method).or_raise(), Some(level))
 }
 
-fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> Vec<u8> {
-    fits(envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise())
-}
-
-/// A result a bytea can hold (see [`check_result_len`]).
-fn fits(result: Vec<u8>) -> Vec<u8> {
-    check_result_len(result.len());
-    result
+fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> ResultBytea {
+    let bound = envelope::compress_bound(data.len());
+    if bound > gucs::MAX_RESULT as usize {
+        // Near the bytea limit the room a codec asks for is more than a bytea holds, though
+        // the envelope may not be: compress aside, then see whether it fits.
+        return ResultBytea::copy_of(
+            &envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise(),
+        );
+    }
+    let mut out = ResultBytea::zeroed(bound);
+    let n = envelope::compress_to(data, method, level, out.data_mut(), &mut check_interrupts).or_raise();
+    out.truncate(n);
+    out
 }
 
 /// Decompress a value written by `compress()`; the method is read from its header.
 #[pg_extern(stable, strict, parallel_safe)]
-fn decompress(data: &[u8]) -> Vec<u8> {
-    envelope::decompress_with_tick(data, gucs::max_decompressed_size(), &mut check_interrupts).or_raise()
+fn decompress(data: &[u8]) -> ResultBytea {
+    let mut out = ResultBytea::zeroed(envelope::decompressed_len(data, gucs::max_decompressed_size()).or_raise());
+    envelope::decompress_to(data, out.data_mut(), &mut check_interrupts).or_raise();
+    out
 }
 
 /// What the header of a `compress()` value says.
@@ -104,8 +110,11 @@ fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea 
 
 /// Decompress one LZ4 block that starts with its raw size (4 bytes, little-endian).
 #[pg_extern(stable, strict, parallel_safe)]
-fn lz4_decompress(data: &[u8]) -> Vec<u8> {
-    lz4::block::decompress_size_prepended(data, gucs::max_decompressed_size()).or_raise()
+fn lz4_decompress(data: &[u8]) -> ResultBytea {
+    let (raw_size, block) = lz4::block::split_size_prefix(data, gucs::max_decompressed_size()).or_raise();
+    let mut out = ResultBytea::zeroed(raw_size);
+    lz4::block::decompress_into(block, out.data_mut()).or_raise();
+    out
 }
 
 /// Decompress one LZ4 block into exactly `raw_size` bytes.
@@ -118,54 +127,80 @@ fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
 
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
 #[pg_extern(immutable, strict, parallel_safe)]
-fn lz4_frame_compress(data: &[u8]) -> Vec<u8> {
-    let mut out = try_with_capacity(lz4::frame::compress_bound(data.len()), "the result").or_raise();
-    lz4::frame::compress_to_writer(data, &mut out).or_raise();
-    fits(out)
+fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
+    let mut out = ResultBytea::zeroed(lz4::frame::compress_bound(data.len()));
+    let n = lz4::frame::compress_to(data, out.data_mut()).or_raise();
+    out.truncate(n);
+    out
 }
 
-/// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool).
+/// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool). The frame decoder
+/// grows its own buffer (a frame need not declare its size), copied once into the result.
 #[pg_extern(stable, strict, parallel_safe)]
-fn lz4_frame_decompress(data: &[u8]) -> Vec<u8> {
-    lz4::frame::decompress(data, gucs::max_decompressed_size()).or_raise()
+fn lz4_frame_decompress(data: &[u8]) -> ResultBytea {
+    ResultBytea::copy_of(&lz4::frame::decompress(data, gucs::max_decompressed_size()).or_raise())
 }
 
 /// One zstd frame at the `compresslab.zstd_level` setting: STABLE, since it reads it.
 #[pg_extern(stable, strict, parallel_safe)]
-fn zstd_compress(data: &[u8]) -> Vec<u8> {
+fn zstd_compress(data: &[u8]) -> ResultBytea {
     zstd_frame(data, gucs::zstd_level(), None)
 }
 
 /// One zstd frame at `level`.
 #[pg_extern(immutable, strict, parallel_safe, name = "zstd_compress")]
-fn zstd_compress_level(data: &[u8], level: i32) -> Vec<u8> {
+fn zstd_compress_level(data: &[u8], level: i32) -> ResultBytea {
     zstd_frame(data, level, None)
 }
 
 /// One zstd frame at `level` with a dictionary (raw content or one trained by `zstd --train`).
 #[pg_extern(immutable, strict, parallel_safe, name = "zstd_compress")]
-fn zstd_compress_dictionary(data: &[u8], level: i32, dictionary: &[u8]) -> Vec<u8> {
+fn zstd_compress_dictionary(data: &[u8], level: i32, dictionary: &[u8]) -> ResultBytea {
     zstd_frame(data, level, Some(dictionary))
 }
 
-fn zstd_frame(data: &[u8], level: i32, dictionary: Option<&[u8]>) -> Vec<u8> {
-    fits(zstd_codec::compress_with_tick(data, level, dictionary, &mut check_interrupts).or_raise())
+fn zstd_frame(data: &[u8], level: i32, dictionary: Option<&[u8]>) -> ResultBytea {
+    let bound = zstd_codec::compress_bound(data.len());
+    if bound > gucs::MAX_RESULT as usize {
+        // As for compress(): the bound, not the frame, may be more than a bytea holds.
+        return ResultBytea::copy_of(
+            &zstd_codec::compress_with_tick(data, level, dictionary, &mut check_interrupts).or_raise(),
+        );
+    }
+    let mut out = ResultBytea::zeroed(bound);
+    let n = zstd_codec::compress_to(data, level, dictionary, out.data_mut(), &mut check_interrupts)
+        .or_raise()
+        .unwrap_or_else(|| raise(CodecError::invalid("zstd frame is larger than ZSTD_compressBound")));
+    out.truncate(n);
+    out
 }
 
 /// Decompress zstd frames (from `zstd_compress` or the `zstd` tool).
 #[pg_extern(stable, strict, parallel_safe)]
-fn zstd_decompress(data: &[u8]) -> Vec<u8> {
+fn zstd_decompress(data: &[u8]) -> ResultBytea {
     zstd_unframe(data, None)
 }
 
 /// Decompress zstd frames made with `dictionary`.
 #[pg_extern(stable, strict, parallel_safe, name = "zstd_decompress")]
-fn zstd_decompress_dictionary(data: &[u8], dictionary: &[u8]) -> Vec<u8> {
+fn zstd_decompress_dictionary(data: &[u8], dictionary: &[u8]) -> ResultBytea {
     zstd_unframe(data, Some(dictionary))
 }
 
-fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> Vec<u8> {
-    zstd_codec::decompress_with_tick(data, dictionary, gucs::max_decompressed_size(), &mut check_interrupts).or_raise()
+/// Frames that declare their sizes (ours always do) decode straight into the result; others
+/// into a growing buffer, copied once.
+fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
+    let max = gucs::max_decompressed_size();
+    match zstd_codec::declared_size(data) {
+        Some(size) if size <= max as u64 => {
+            let mut out = ResultBytea::zeroed(size as usize);
+            zstd_codec::decompress_to(data, dictionary, out.data_mut(), &mut check_interrupts).or_raise();
+            out
+        }
+        _ => ResultBytea::copy_of(
+            &zstd_codec::decompress_with_tick(data, dictionary, max, &mut check_interrupts).or_raise(),
+        ),
+    }
 }
 
 /// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).

@@ -151,13 +151,11 @@ impl Codec for Zstd {
         if src.len() > zstd_codec::CHUNK {
             // Long inputs go through the streaming encoder a chunk at a time, so that cancel
             // takes effect between chunks (one frame either way).
-            let frame =
-                zstd_codec::compress_with_tick(src, self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL), None, tick)?;
-            let room = dst.get_mut(..frame.len()).ok_or_else(|| {
-                CodecError::invalid(format!("zstd frame of {} bytes is larger than its bound", frame.len()))
-            })?;
-            room.copy_from_slice(&frame);
-            return Ok(Some(frame.len()));
+            let level = self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL);
+            return match zstd_codec::compress_to(src, level, None, dst, tick)? {
+                Some(n) => Ok(Some(n)),
+                None => Err(CodecError::invalid(format!("zstd frame is larger than its bound of {} bytes", dst.len()))),
+            };
         }
         self.compressor
             .compress_to_buffer(src, dst)
@@ -166,16 +164,7 @@ impl Codec for Zstd {
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
         if dst.len() > zstd_codec::CHUNK {
-            let out = zstd_codec::decompress_with_tick(src, None, dst.len(), tick)?;
-            if out.len() != dst.len() {
-                return Err(CodecError::corrupt(format!(
-                    "zstd frame decoded to {} bytes, expected {}",
-                    out.len(),
-                    dst.len()
-                )));
-            }
-            dst.copy_from_slice(&out);
-            return Ok(());
+            return zstd_codec::decompress_to(src, None, dst, tick);
         }
         let n = self
             .decompressor

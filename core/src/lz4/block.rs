@@ -86,6 +86,13 @@ pub fn compress_prefixed_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 /// Decompress a size-prepended block, refusing a declared raw size above `max_raw` before
 /// allocating anything.
 pub fn decompress_size_prepended(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
+    let (raw_size, block) = split_size_prefix(src, max_raw)?;
+    decompress(block, raw_size)
+}
+
+/// A size-prepended block's raw size (checked against `max_raw`) and its block, which
+/// [`decompress_into`] decodes into a buffer of that size.
+pub fn split_size_prefix(src: &[u8], max_raw: usize) -> Result<(usize, &[u8])> {
     let Some((prefix, block)) = src.split_first_chunk::<4>() else {
         return Err(CodecError::corrupt(format!(
             "lz4 size-prepended block is {} bytes long, shorter than its 4-byte size prefix",
@@ -96,7 +103,7 @@ pub fn decompress_size_prepended(src: &[u8], max_raw: usize) -> Result<Vec<u8>> 
     if raw_size > max_raw {
         return Err(CodecError::over_limit("lz4 block", raw_size as u64, max_raw));
     }
-    decompress(block, raw_size)
+    Ok((raw_size, block))
 }
 
 #[cfg(test)]

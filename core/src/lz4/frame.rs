@@ -80,6 +80,15 @@ pub fn compress_to_writer(src: &[u8], out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// [`compress`] into the front of `dst` (at least [`compress_bound`] bytes); returns the
+/// frame's length.
+pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    let room = dst.len();
+    let mut rest = &mut dst[..];
+    compress_to_writer(src, &mut rest)?;
+    Ok(room - rest.len())
+}
+
 /// The largest frame [`compress`] writes for `len` input bytes: a 15-byte header, per 4 MB
 /// block a 4-byte size (an incompressible block is stored as is), the 4-byte end mark and the
 /// 4-byte content checksum.
@@ -431,6 +440,22 @@ mod tests {
         assert_eq!(declared_content_size(&frame), Some(data.len() as u64));
         assert_eq!(decompress(&frame, data.len()).unwrap(), data);
         assert!(matches!(decompress(&frame, data.len() - 1), Err(CodecError::TooLarge(_))));
+    }
+
+    #[test]
+    fn compress_to_writes_the_same_frame_into_a_buffer_and_refuses_too_little_room() {
+        let random = crate::rng::SeededRng::new(5).bytes(70_000);
+        for data in [&b""[..], &b"frame me ".repeat(1000)[..], &random[..]] {
+            let mut room = vec![0; compress_bound(data.len())];
+            let n = compress_to(data, &mut room).unwrap();
+            assert_eq!(&room[..n], &compress(data)[..]);
+            assert!(matches!(compress_to(data, &mut room[..n - 1]), Err(CodecError::InvalidParameter(_))));
+        }
+        let mut block = vec![0; 4 + super::super::block::compress_bound(random.len())];
+        let n = super::super::block::compress_prefixed_to(&random, &mut block).unwrap();
+        let (raw, body) = super::super::block::split_size_prefix(&block[..n], usize::MAX).unwrap();
+        assert_eq!((raw, body.len()), (random.len(), n - 4));
+        assert!(matches!(super::super::block::split_size_prefix(&block[..n], raw - 1), Err(CodecError::TooLarge(_))));
     }
 
     #[test]

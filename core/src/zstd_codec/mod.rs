@@ -38,10 +38,10 @@
 use std::num::NonZeroU32;
 use std::ops::RangeInclusive;
 
-use zstd::zstd_safe::{self, zstd_sys, CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, WriteBuf};
+use zstd::zstd_safe::{self, zstd_sys, CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, SafeResult, WriteBuf};
 use zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
 
-use crate::error::{try_reserve, try_with_capacity, CodecError, Result};
+use crate::error::{try_reserve, try_zeroed, CodecError, Result};
 use errors::{
     check_dictionary, check_frame_dictionary, compress_error, decode_error, dictionary_load_error, error_name,
 };
@@ -113,6 +113,23 @@ pub fn compress_with_tick(
     dictionary: Option<&[u8]>,
     tick: &mut dyn FnMut(),
 ) -> Result<Vec<u8>> {
+    let mut out = try_zeroed(compress_bound(src.len()), "the zstd frame")?;
+    let n = compress_to(src, level, dictionary, &mut out, tick)?
+        .ok_or_else(|| CodecError::invalid("zstd frame is larger than ZSTD_compressBound"))?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// [`compress_with_tick`] writing the frame into the front of `dst` (the SQL functions' result,
+/// allocated once): the frame's length, or `None` if it does not fit in `dst` (it always fits
+/// in [`compress_bound`] bytes).
+pub fn compress_to(
+    src: &[u8],
+    level: i32,
+    dictionary: Option<&[u8]>,
+    dst: &mut [u8],
+    tick: &mut dyn FnMut(),
+) -> Result<Option<usize>> {
     let level = check_level(level)?;
     if let Some(dict) = dictionary {
         check_dictionary(dict)?;
@@ -128,7 +145,7 @@ pub fn compress_with_tick(
     }
     cctx.set_pledged_src_size(Some(src.len() as u64)).map_err(fail)?;
 
-    let mut out = try_with_capacity(compress_bound(src.len()), "the zstd frame")?;
+    let mut output = OutBuffer::around(dst);
     // The last chunk goes in with ZSTD_e_end, so that an input of one chunk is compressed in a
     // single pass straight from `src` (the library buffers only what it must keep for later).
     let chunks = src.len().div_ceil(CHUNK).max(1);
@@ -136,27 +153,19 @@ pub fn compress_with_tick(
         let last = i + 1 == chunks;
         let mut input = InBuffer::around(chunk);
         loop {
-            ensure_compress_room(&mut out)?;
-            let pos = out.len();
-            let mut output = OutBuffer::around_pos(&mut out, pos);
             let op = if last { ZSTD_e_end } else { ZSTD_e_continue };
             let left = cctx.compress_stream2(&mut output, &mut input, op).map_err(fail)?;
             let done = if last { left == 0 } else { input.pos() == chunk.len() };
             if done {
                 break;
             }
+            if output.pos() == output.capacity() {
+                return Ok(None); // the frame does not fit
+            }
         }
         tick();
     }
-    Ok(out)
-}
-
-/// The output was sized by `compress_bound`, so this is a safety net, not a growth policy.
-fn ensure_compress_room(out: &mut Vec<u8>) -> Result<()> {
-    if out.len() == out.capacity() {
-        try_reserve(out, CHUNK, "the zstd frame")?;
-    }
-    Ok(())
+    Ok(Some(output.pos()))
 }
 
 /// [`decompress`], calling `tick` after each step of at most [`CHUNK`] bytes of input and
@@ -173,6 +182,107 @@ pub fn decompress_with_tick(
     max_raw: usize,
     tick: &mut dyn FnMut(),
 ) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    decode_frames(src, dictionary, max_raw, &mut out, tick)?;
+    Ok(out)
+}
+
+/// The total content size that the frames of `src` declare, if every one of them declares
+/// it (ours always do; the `zstd` tool does for files, not for a pipe) and `src` is a
+/// sequence of whole frames; `None` otherwise, and for anything malformed, which
+/// [`decompress_to`] or [`decompress_with_tick`] then reports.
+pub fn declared_size(src: &[u8]) -> Option<u64> {
+    let mut total: u64 = 0;
+    let mut pos = 0;
+    while pos < src.len() {
+        let rest = &src[pos..];
+        match frame_at(rest, pos == 0).ok()? {
+            FrameStart::Skippable { len } => pos += len,
+            FrameStart::Frame { content_size, .. } => {
+                total = total.checked_add(content_size?)?;
+                pos += zstd_safe::find_frame_compressed_size(rest).ok()?;
+            }
+        }
+    }
+    (pos > 0).then_some(total)
+}
+
+/// [`decompress_with_tick`] into `dst`, which the frames must fill exactly (size it with
+/// [`declared_size`]): the decoder writes straight into the caller's buffer.
+pub fn decompress_to(src: &[u8], dictionary: Option<&[u8]>, dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    let expected = dst.len();
+    let mut out = Filled { buf: dst, len: 0 };
+    decode_frames(src, dictionary, expected, &mut out, tick)?;
+    if out.len != expected {
+        return Err(CodecError::corrupt(format!(
+            "zstd data decoded to {} bytes, but its frames declare {expected}",
+            out.len
+        )));
+    }
+    Ok(())
+}
+
+/// Where decoded bytes go: a vector that grows as output comes ([`decompress_with_tick`]),
+/// or a buffer of the final size ([`decompress_to`]).
+trait Output {
+    fn len(&self) -> usize;
+    fn capacity(&self) -> usize;
+    /// Make room for `wanted` more bytes if the output can grow (a fixed buffer cannot).
+    fn grow(&mut self, wanted: usize) -> Result<()>;
+    /// One call of the decoder, writing from `len()` up to `end` (at most `capacity()`).
+    fn decode_step(&mut self, dctx: &mut DCtx<'static>, input: &mut InBuffer<'_>, end: usize) -> SafeResult;
+}
+
+impl Output for Vec<u8> {
+    fn len(&self) -> usize {
+        self.len()
+    }
+    fn capacity(&self) -> usize {
+        self.capacity()
+    }
+    fn grow(&mut self, wanted: usize) -> Result<()> {
+        try_reserve(self, wanted, "the decompressed zstd data")
+    }
+    fn decode_step(&mut self, dctx: &mut DCtx<'static>, input: &mut InBuffer<'_>, end: usize) -> SafeResult {
+        let before = self.len();
+        let mut window = Window::new(self, end);
+        let mut output = OutBuffer::around_pos(&mut window, before);
+        dctx.decompress_stream(&mut output, input)
+    }
+}
+
+/// A buffer of the final size and how much of it is decoded.
+struct Filled<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Output for Filled<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+    fn grow(&mut self, _wanted: usize) -> Result<()> {
+        Ok(())
+    }
+    fn decode_step(&mut self, dctx: &mut DCtx<'static>, input: &mut InBuffer<'_>, end: usize) -> SafeResult {
+        let mut output = OutBuffer::around_pos(&mut self.buf[..end], self.len);
+        let result = dctx.decompress_stream(&mut output, input);
+        self.len = output.pos();
+        result
+    }
+}
+
+/// Decode every frame of `src` into `out`, producing at most `max_raw` bytes.
+fn decode_frames(
+    src: &[u8],
+    dictionary: Option<&[u8]>,
+    max_raw: usize,
+    out: &mut impl Output,
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     let dictionary_id = match dictionary {
         Some(dict) => check_dictionary(dict)?,
         None => None,
@@ -180,7 +290,6 @@ pub fn decompress_with_tick(
     if src.is_empty() {
         return Err(CodecError::corrupt("input is not a zstd frame: it is empty"));
     }
-    let mut out = Vec::new();
     let mut dctx: Option<DCtx<'static>> = None;
     let mut pos = 0;
     while pos < src.len() {
@@ -196,7 +305,7 @@ pub fn decompress_with_tick(
         }
         if let Some(declared) = content_size {
             if declared > (max_raw - out.len()) as u64 {
-                return Err(if out.is_empty() {
+                return Err(if out.len() == 0 {
                     CodecError::over_limit("zstd frame", declared, max_raw)
                 } else {
                     CodecError::over_limit(
@@ -212,9 +321,9 @@ pub fn decompress_with_tick(
             None => dctx.insert(decoder(dictionary)?),
         };
         let frame_end = content_size.map(|declared| out.len() + declared as usize);
-        decode_frame(dctx, src, &mut pos, &mut out, frame_end, max_raw, dictionary.is_none(), tick)?;
+        decode_frame(dctx, src, &mut pos, out, frame_end, max_raw, dictionary.is_none(), tick)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Decode the frame that starts at `src[*pos]`, appending to `out` and leaving `*pos` after it.
@@ -224,7 +333,7 @@ fn decode_frame(
     dctx: &mut DCtx<'static>,
     src: &[u8],
     pos: &mut usize,
-    out: &mut Vec<u8>,
+    out: &mut impl Output,
     frame_end: Option<usize>,
     max_raw: usize,
     no_dictionary: bool,
@@ -238,16 +347,12 @@ fn decode_frame(
                 Some(end) => end.saturating_sub(out.len()).clamp(1, MAX_PREALLOCATION),
                 None => 64 << 10,
             };
-            try_reserve(out, wanted.min(limit - out.len()), "the decompressed zstd data")?;
+            out.grow(wanted.min(limit - out.len()))?;
         }
         let before = out.len();
         let window_end = out.capacity().min(before.saturating_add(CHUNK)).min(limit);
         let mut input = InBuffer::around(&src[*pos..src.len().min(*pos + CHUNK)]);
-        let result = {
-            let mut window = Window::new(out, window_end);
-            let mut output = OutBuffer::around_pos(&mut window, before);
-            dctx.decompress_stream(&mut output, &mut input)
-        };
+        let result = out.decode_step(dctx, &mut input, window_end);
         *pos += input.pos();
         tick();
         let hint = result.map_err(|code| decode_error(code, no_dictionary))?;

@@ -248,3 +248,72 @@ fn ticks_come_per_chunk_and_the_frame_declares_its_size() {
     assert_eq!(decompress_with_tick(&frame, None, zeros.len(), &mut || ticks += 1).unwrap(), zeros);
     assert!(ticks >= 5, "{ticks} ticks");
 }
+
+#[test]
+fn frames_decode_in_place_into_a_buffer_of_their_declared_size() {
+    let dict = sample_dictionary();
+    let big: Vec<u8> = (0..3 * CHUNK as u32 + 17).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8 & 0x3F).collect();
+    for (data, dictionary) in [
+        (&b""[..], None),
+        (&b"in place, in place, in place"[..], None),
+        (&big[..], None),
+        (&b"{\"customer_id\": 7, \"order_id\": 1, \"status\": \"shipped\"}"[..], Some(&dict[..])),
+    ] {
+        let frame = compress(data, 3, dictionary).unwrap();
+        assert_eq!(declared_size(&frame), Some(data.len() as u64));
+        let mut dst = vec![0xA5; data.len()];
+        let mut ticks = 0;
+        decompress_to(&frame, dictionary, &mut dst, &mut || ticks += 1).unwrap();
+        assert_eq!(dst, data);
+        assert!(ticks >= data.len() / CHUNK, "{ticks} ticks");
+        // A buffer of another size than the frames declare is refused, never half-filled silently.
+        for wrong in [data.len() + 1, data.len().saturating_sub(1)] {
+            if wrong == data.len() {
+                continue;
+            }
+            let mut dst = vec![0; wrong];
+            let err = decompress_to(&frame, dictionary, &mut dst, &mut || ()).unwrap_err();
+            assert!(matches!(err, CodecError::Corrupt(_) | CodecError::TooLarge(_)), "{wrong}: {err:?}");
+        }
+    }
+    // Several frames and a skippable one: the sizes add up.
+    let mut data = compress(b"first,", 3, None).unwrap();
+    data.extend_from_slice(&0x184D_2A53u32.to_le_bytes());
+    data.extend_from_slice(&3u32.to_le_bytes());
+    data.extend_from_slice(b"xyz");
+    data.extend(compress(b"second", 19, None).unwrap());
+    assert_eq!(declared_size(&data), Some(12));
+    let mut dst = vec![0; 12];
+    decompress_to(&data, None, &mut dst, &mut || ()).unwrap();
+    assert_eq!(dst, b"first,second");
+}
+
+#[test]
+fn declared_size_is_none_when_a_frame_does_not_say_or_the_data_is_not_frames() {
+    let mut frame = Vec::new();
+    let mut encoder = zstd::stream::write::Encoder::new(&mut frame, 3).unwrap();
+    std::io::Write::write_all(&mut encoder, b"no size declared").unwrap();
+    encoder.finish().unwrap();
+    assert_eq!(declared_size(&frame), None);
+    let mut two = compress(b"sized", 3, None).unwrap();
+    two.extend_from_slice(&frame);
+    assert_eq!(declared_size(&two), None);
+    assert_eq!(declared_size(b""), None);
+    assert_eq!(declared_size(b"not zstd at all"), None);
+    let whole = compress(b"cut short, cut short", 3, None).unwrap();
+    assert_eq!(declared_size(&whole[..whole.len() - 1]), None);
+    assert_eq!(declared_size(V06_FRAME), None);
+}
+
+#[test]
+fn compress_to_says_when_the_frame_does_not_fit() {
+    let data = b"fits or not, fits or not, fits or not".repeat(100);
+    let frame = compress(&data, 3, None).unwrap();
+    let mut room = vec![0; frame.len()];
+    assert_eq!(compress_to(&data, 3, None, &mut room, &mut || ()).unwrap(), Some(frame.len()));
+    assert_eq!(room, frame);
+    let mut short = vec![0; frame.len() - 1];
+    assert_eq!(compress_to(&data, 3, None, &mut short, &mut || ()).unwrap(), None);
+    assert_eq!(compress_to(&data, 3, None, &mut [], &mut || ()).unwrap(), None);
+    assert!(matches!(compress_to(&data, 99, None, &mut room, &mut || ()), Err(CodecError::InvalidParameter(_))));
+}
