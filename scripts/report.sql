@@ -159,6 +159,20 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
 \qecho '```'
 
 \qecho
+\qecho '### The lab''s loop against a bare timing loop'
+\qecho
+\qecho 'The first 1 MB and 16 MB of the pgbench_accounts heap file in 8 KB slices, each method timed by the lab''s loop (verified round trip every iteration) and by a bare loop as lzbench times (all compression passes back to back, then all decompression passes, one verification at the end), in this backend, medians of 31. overhead_percent: how much slower the lab measured than the bare loop (BENCHMARKS.md compares both with lzbench itself).'
+\qecho
+\qecho '```'
+SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps::numeric) AS lab_c_mbps, round(o.bare_compress_mbps::numeric) AS bare_c_mbps,
+       round(o.compress_overhead_percent::numeric, 1) AS c_overhead_percent, round(o.lab_decompress_mbps::numeric) AS lab_d_mbps,
+       round(o.bare_decompress_mbps::numeric) AS bare_d_mbps, round(o.decompress_overhead_percent::numeric, 1) AS d_overhead_percent
+  FROM unnest(ARRAY[1048576, 16777216]) n,
+       compresslab.bench_overhead(pg_read_binary_file(pg_relation_filepath('pgbench_accounts'), 0, n),
+                                  ARRAY['memcpy', 'server_lz4', 'server_zstd:1', 'lz4', 'pglz'], 8192, 31) o;
+\qecho '```'
+
+\qecho
 \qecho '### The speed goals, each beside its figure'
 \qecho
 \qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; LZ4 is lz4_flex against the liblz4 the server links.'

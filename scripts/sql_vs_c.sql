@@ -1,14 +1,22 @@
--- The SQL functions against the server's own routines, at the SQL level: a plain
--- `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data, the cost of
--- fetching the values (the same query without the function) subtracted; best of 7 runs each.
+-- Every codec's SQL functions at the SQL level, as a user calls them: a plain
+-- `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data (16 MiB),
+-- the cost of fetching the values (the same query without the function) subtracted; best of
+-- 7 runs each. Beside each, the kernel: the lab timing the same codec on the same 32 values
+-- (whole, in this backend, best of 7), so `sql_share_percent` is how much of the kernel's speed
+-- the SQL function keeps. Where the server has the routine (pglz, CRC-32C), its SQL-level
+-- wrapper is timed the same way and the ratio ours / server is given at both levels.
 -- Run by scripts/report.sql's Rust-vs-C section and by hand: psql -f scripts/sql_vs_c.sql.
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS sql_vs_c_values;
 CREATE TEMP TABLE sql_vs_c_values AS
-SELECT i, d, compresslab.pglz_compress(d, 'always') AS pglz, compresslab.lz4_compress(d) AS lz4, length(d) AS n
+SELECT i, d, compresslab.pglz_compress(d, 'always') AS pglz, compresslab.lz4_compress(d) AS lz4,
+       compresslab.lz4_frame_compress(d) AS lz4_frame, compresslab.zstd_compress(d, 3) AS zstd,
+       compresslab.compress(d, 'lz4') AS envelope, length(d) AS n
   FROM (SELECT i, compresslab.synthetic('pgbench', 524288, i) AS d FROM generate_series(1, 32) i) s;
-ALTER TABLE sql_vs_c_values ALTER COLUMN d SET STORAGE EXTERNAL, ALTER COLUMN pglz SET STORAGE EXTERNAL, ALTER COLUMN lz4 SET STORAGE EXTERNAL;
+ALTER TABLE sql_vs_c_values ALTER COLUMN d SET STORAGE EXTERNAL, ALTER COLUMN pglz SET STORAGE EXTERNAL,
+  ALTER COLUMN lz4 SET STORAGE EXTERNAL, ALTER COLUMN lz4_frame SET STORAGE EXTERNAL,
+  ALTER COLUMN zstd SET STORAGE EXTERNAL, ALTER COLUMN envelope SET STORAGE EXTERNAL;
 CREATE FUNCTION pg_temp.best_ms(query text, runs int DEFAULT 7) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz; best float8 := 'infinity'; ms float8;
 BEGIN
@@ -21,15 +29,38 @@ BEGIN
   END LOOP;
   RETURN best;
 END $$;
+-- The kernel: the lab on the same values, each one slice.
+CREATE TEMP TABLE sql_vs_c_kernel AS
+SELECT * FROM compresslab.bench((SELECT string_agg(d, ''::bytea ORDER BY i) FROM sql_vs_c_values),
+                                ARRAY['pglz', 'server_pglz', 'lz4', 'lz4_frame', 'zstd:3'], ARRAY[524288], 7);
 CREATE TEMP TABLE sql_vs_c AS
-WITH q(what, ours, theirs, fetch_only) AS (VALUES
-  ('pglz compression', 'SELECT max(length(compresslab.pglz_compress(d))) FROM sql_vs_c_values',
-                       'SELECT max(length(compresslab.server_pglz_compress(d))) FROM sql_vs_c_values',
-                       'SELECT max(get_byte(d, 0)) FROM sql_vs_c_values'),
-  ('pglz decompression', 'SELECT max(length(compresslab.pglz_decompress(pglz, n))) FROM sql_vs_c_values',
-                         'SELECT max(length(compresslab.server_pglz_decompress(pglz, n))) FROM sql_vs_c_values',
-                         'SELECT max(get_byte(pglz, 0)) FROM sql_vs_c_values'))
-SELECT what, pg_temp.best_ms(fetch_only) AS fetch_ms, pg_temp.best_ms(ours) AS ours_ms, pg_temp.best_ms(theirs) AS server_ms FROM q;
-SELECT what, round(fetch_ms::numeric, 1) AS fetch_ms, round(ours_ms::numeric, 1) AS ours_ms, round(server_ms::numeric, 1) AS server_ms,
-       round(((server_ms - fetch_ms) / (ours_ms - fetch_ms))::numeric, 2) AS sql_level_x
-  FROM sql_vs_c ORDER BY what;
+WITH q(ord, what, fetched, ours, server, kernel, direction) AS (VALUES
+  (1, 'pglz_compress', 'd', 'compresslab.pglz_compress(d)', 'compresslab.server_pglz_compress(d)', 'pglz', 'c'),
+  (2, 'pglz_decompress', 'pglz', 'compresslab.pglz_decompress(pglz, n)', 'compresslab.server_pglz_decompress(pglz, n)', 'pglz', 'd'),
+  (3, 'lz4_compress', 'd', 'compresslab.lz4_compress(d)', NULL, 'lz4', 'c'),
+  (4, 'lz4_decompress', 'lz4', 'compresslab.lz4_decompress(lz4, n)', NULL, 'lz4', 'd'),
+  (5, 'lz4_frame_compress', 'd', 'compresslab.lz4_frame_compress(d)', NULL, 'lz4_frame', 'c'),
+  (6, 'lz4_frame_decompress', 'lz4_frame', 'compresslab.lz4_frame_decompress(lz4_frame)', NULL, 'lz4_frame', 'd'),
+  (7, 'zstd_compress (level 3)', 'd', 'compresslab.zstd_compress(d, 3)', NULL, 'zstd', 'c'),
+  (8, 'zstd_decompress', 'zstd', 'compresslab.zstd_decompress(zstd)', NULL, 'zstd', 'd'),
+  (9, 'compress (lz4)', 'd', 'compresslab.compress(d, ''lz4'')', NULL, 'lz4', 'c'),
+  (10, 'decompress (lz4)', 'envelope', 'compresslab.decompress(envelope)', NULL, 'lz4', 'd'),
+  (11, 'crc32c', 'd', 'compresslab.crc32c(d)::text', 'compresslab.server_crc32c(d)::text', NULL, NULL))
+SELECT ord, what, kernel, direction,
+       pg_temp.best_ms(format('SELECT max(get_byte(%s, 0)) FROM sql_vs_c_values', fetched)) AS fetch_ms,
+       pg_temp.best_ms(format('SELECT max(length(%s)) FROM sql_vs_c_values', ours)) AS ours_ms,
+       CASE WHEN server IS NOT NULL THEN pg_temp.best_ms(format('SELECT max(length(%s)) FROM sql_vs_c_values', server)) END AS server_ms
+  FROM q;
+SELECT s.what, round(s.fetch_ms::numeric, 1) AS fetch_ms, round(s.ours_ms::numeric, 1) AS ours_ms,
+       round((16.777216 / ((s.ours_ms - s.fetch_ms) / 1000))::numeric) AS sql_mbps,
+       round((CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS kernel_mbps,
+       round((100 * 16.777216 / ((s.ours_ms - s.fetch_ms) / 1000)
+              / CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS sql_share_percent,
+       round(s.server_ms::numeric, 1) AS server_ms,
+       round(((s.server_ms - s.fetch_ms) / (s.ours_ms - s.fetch_ms))::numeric, 2) AS sql_level_x,
+       round((CASE s.direction WHEN 'c' THEN k.compress_mbps_best / c.compress_mbps_best
+                               ELSE k.decompress_mbps_best / c.decompress_mbps_best END)::numeric, 2) AS kernel_x
+  FROM sql_vs_c s
+  LEFT JOIN sql_vs_c_kernel k ON k.method = s.kernel
+  LEFT JOIN sql_vs_c_kernel c ON c.method = 'server_' || s.kernel
+ ORDER BY s.ord;

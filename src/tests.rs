@@ -200,7 +200,15 @@ mod tests {
                     "zstd -d read our level {level} frame wrongly"
                 );
             }
-            for args in [&["-c", "-q"][..], &["-c", "-q", "-19"], &["-c", "-q", "--fast=3", "--no-check"]] {
+            // From a pipe the tool declares no content size (decoded aside); with --stream-size
+            // it does (decoded straight into the result).
+            let sized = format!("--stream-size={}", data.len());
+            for args in [
+                &["-c", "-q"][..],
+                &["-c", "-q", "-19"],
+                &["-c", "-q", "--fast=3", "--no-check"],
+                &["-c", "-q", &sized],
+            ] {
                 let theirs = run_tool("zstd", args, &data);
                 let back = bytes_with("SELECT compresslab.zstd_decompress($1)", &theirs).unwrap();
                 assert_eq!(back, data, "we read zstd {args:?} output wrongly");

@@ -81,6 +81,14 @@ RESET client_min_messages;
 -- the session setting for default effort
 SET compresslab.bench_iterations = 3;
 SELECT DISTINCT iterations FROM compresslab.bench('abc'::bytea, ARRAY['lz4']);
+-- the lab's loop against a bare loop over the same slices: both measure, same methods
+SELECT method, slice_size, lab_compress_mbps > 0 AND bare_compress_mbps > 0 AND lab_decompress_mbps > 0
+       AND bare_decompress_mbps > 0 AS measured,
+       compress_overhead_percent > -100 AND decompress_overhead_percent > -100 AS overhead_is_a_percentage
+  FROM compresslab.bench_overhead(compresslab.synthetic('text', 200000, 1), ARRAY['lz4', 'server_lz4', 'pglz'], 8192, 3);
+SELECT count(*) FROM compresslab.bench_overhead(compresslab.synthetic('text', 20000, 1), iterations => 1);
+SELECT * FROM compresslab.bench_overhead(NULL);
+SELECT * FROM compresslab.bench_overhead('abc'::bytea, slice_size => -1);
 -- bad options
 SELECT * FROM compresslab.bench('abc'::bytea, ARRAY['snappy']);
 SELECT * FROM compresslab.bench('abc'::bytea, ARRAY['lz4:3']);

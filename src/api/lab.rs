@@ -204,6 +204,63 @@ fn bench_column(
     bench_rows(run_payload(&opts, Payload::new(format!("{}.{col} values", rel.name()), values)))
 }
 
+/// The harness's own cost: each method timed on `data`'s slices by the lab's loop (interleaving
+/// aside, it runs alone here) and by a bare loop as lzbench times (all compression passes back
+/// to back, then all decompression passes, one verification at the end), in this process, one
+/// after the other; medians of `iterations`. `overhead_percent` is how much slower the lab's
+/// loop measured the method than the bare loop did (negative: faster).
+#[pg_extern(volatile, parallel_safe)]
+#[allow(clippy::type_complexity)]
+fn bench_overhead(
+    data: Option<&[u8]>,
+    methods: default!(Option<Vec<Option<String>>>, "NULL"),
+    slice_size: default!(i32, 8192),
+    iterations: default!(Option<i32>, "NULL"),
+) -> TableIterator<
+    'static,
+    (
+        name!(method, String),
+        name!(slice_size, i32),
+        name!(lab_compress_mbps, f64),
+        name!(bare_compress_mbps, f64),
+        name!(compress_overhead_percent, f64),
+        name!(lab_decompress_mbps, f64),
+        name!(bare_decompress_mbps, f64),
+        name!(decompress_overhead_percent, f64),
+    ),
+> {
+    let slice = self::slice_sizes(Some(vec![Some(slice_size)]), &[])[0];
+    let opts = BenchOptions::from_sql(methods, None, iterations);
+    let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
+    let payload = Payload::new("bytea", vec![data]);
+    let mut hooks = PgHooks;
+    let overhead = |lab: f64, bare: f64| 100.0 * (bare / lab - 1.0);
+    let rows: Vec<_> = opts
+        .methods
+        .iter()
+        .map(|spec| {
+            hooks.progress(&format!("bench_overhead: {} on {slice}-byte slices", spec.label()));
+            let lab = lab::measure_codec(&payload, slice, build_codec(spec).as_mut(), opts.iterations, &mut hooks)
+                .or_raise()
+                .row("lab", spec, slice);
+            let bare = lab::measure_bare(&payload, slice, build_codec(spec).as_mut(), opts.iterations, &mut hooks)
+                .or_raise()
+                .row("bare", spec, slice);
+            (
+                spec.label(),
+                slice as i32,
+                lab.compress_mbps,
+                bare.compress_mbps,
+                overhead(lab.compress_mbps, bare.compress_mbps),
+                lab.decompress_mbps,
+                bare.decompress_mbps,
+                overhead(lab.decompress_mbps, bare.decompress_mbps),
+            )
+        })
+        .collect();
+    TableIterator::new(rows)
+}
+
 /// Benchmark a server file or WAL segment (path relative to the data directory, or absolute),
 /// from `offset` for `length` bytes (NULL: to the end). Superuser or pg_read_server_files.
 #[pg_extern(volatile, parallel_safe)]

@@ -30,5 +30,5 @@ pub mod render;
 
 pub use checksums::{bench_checksums, Checksum, ChecksumRow};
 pub use codecs::Codec;
-pub use harness::{bench_codec, measure_codec, measure_codecs, BenchRow, Hooks, Measurement, NoHooks};
+pub use harness::{bench_codec, measure_bare, measure_codec, measure_codecs, BenchRow, Hooks, Measurement, NoHooks};
 pub use payload::Payload;

@@ -161,3 +161,22 @@ fn memory_is_bounded_by_the_input_whatever_the_slice_size() {
         measure_codecs(&Payload::new("tiny", vec![b"abcdefgh".repeat(50)]), 1, &mut codecs, 1, &mut NoHooks).unwrap();
     assert!(ms.iter().all(|m| m.raw_slices == 400 && m.stored_bytes == 400));
 }
+
+#[test]
+fn the_bare_loop_stores_what_the_harness_stores_and_still_verifies() {
+    let p = payload();
+    for name in ["memcpy", "pglz", "lz4", "zstd"] {
+        let harness = measure_codec(&p, 2048, codec(name).as_mut(), 3, &mut NoHooks).unwrap();
+        let bare = measure_bare(&p, 2048, codec(name).as_mut(), 3, &mut NoHooks).unwrap();
+        assert_eq!(
+            (bare.slices, bare.raw_bytes, bare.stored_bytes, bare.raw_slices),
+            (harness.slices, harness.raw_bytes, harness.stored_bytes, harness.raw_slices),
+            "{name}"
+        );
+        assert!(bare.compress_secs.len() == 3 && bare.decompress_secs.len() == 3, "{name}");
+        assert!(bare.compress_secs.iter().chain(&bare.decompress_secs).all(|&t| t > 0.0), "{name}");
+    }
+    let err = measure_bare(&p, 8192, &mut BrokenDecoder, 1, &mut NoHooks).unwrap_err();
+    assert!(err.message().contains("round trip broken: memcpy"), "{err}");
+    assert!(measure_bare(&p, 2048, &mut LazyDecoder, 1, &mut NoHooks).is_err());
+}
