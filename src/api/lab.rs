@@ -204,11 +204,24 @@ fn bench_column(
     bench_rows(run_payload(&opts, Payload::new(format!("{}.{col} values", rel.name()), values)))
 }
 
+const OVERHEAD_ROUNDS: u32 = 3;
+
+/// Add one run's iterations to `total` (same payload and slices).
+fn pool(total: &mut Measurement, run: Measurement) {
+    total.compress_secs.extend(run.compress_secs);
+    total.decompress_secs.extend(run.decompress_secs);
+    total.compress_cpu += run.compress_cpu;
+    total.decompress_cpu += run.decompress_cpu;
+    (total.slices, total.raw_bytes, total.stored_bytes, total.raw_slices) =
+        (run.slices, run.raw_bytes, run.stored_bytes, run.raw_slices);
+}
+
 /// The harness's own cost: each method timed on `data`'s slices by the lab's loop (interleaving
 /// aside, it runs alone here) and by a bare loop as lzbench times (all compression passes back
-/// to back, then all decompression passes, one verification at the end), in this process, one
-/// after the other; medians of `iterations`. `overhead_percent` is how much slower the lab's
-/// loop measured the method than the bare loop did (negative: faster).
+/// to back, then all decompression passes, one verification at the end), in this process, in
+/// three alternating rounds; medians of `iterations` (rounded up to a multiple of 3) each.
+/// `overhead_percent` is how much slower the lab's loop measured the method than the bare loop
+/// did (negative: faster).
 #[pg_extern(volatile, parallel_safe)]
 #[allow(clippy::type_complexity)]
 fn bench_overhead(
@@ -240,12 +253,16 @@ fn bench_overhead(
         .iter()
         .map(|spec| {
             hooks.progress(&format!("bench_overhead: {} on {slice}-byte slices", spec.label()));
-            let lab = lab::measure_codec(&payload, slice, build_codec(spec).as_mut(), opts.iterations, &mut hooks)
-                .or_raise()
-                .row("lab", spec, slice);
-            let bare = lab::measure_bare(&payload, slice, build_codec(spec).as_mut(), opts.iterations, &mut hooks)
-                .or_raise()
-                .row("bare", spec, slice);
+            // Three rounds, the two loops alternating, their iterations pooled: a burst of
+            // load on the machine then falls on both rather than on one.
+            let per_round = opts.iterations.div_ceil(OVERHEAD_ROUNDS);
+            let (mut lab, mut bare) = (Measurement::default(), Measurement::default());
+            for _ in 0..OVERHEAD_ROUNDS {
+                let mut codec = build_codec(spec);
+                pool(&mut lab, lab::measure_codec(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
+                pool(&mut bare, lab::measure_bare(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
+            }
+            let (lab, bare) = (lab.row("lab", spec, slice), bare.row("bare", spec, slice));
             (
                 spec.label(),
                 slice as i32,
