@@ -238,8 +238,8 @@ pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<us
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
 /// come from a multiplicative hash of the next four bytes, the history walk
-/// stops after 96 candidates, and positions inside matches longer than 32
-/// bytes are only partly entered into the history (see the `pglz` module
+/// stops after 96 candidates, and positions inside matches longer than 16 or 32
+/// bytes (by input size) are only partly entered into the history (see the `pglz` module
 /// documentation). Same format (PostgreSQL decodes it), same strategy
 /// semantics and accept/refuse rules, same walk order, good-match decay and
 /// 4094-byte reach.
@@ -641,7 +641,11 @@ const FAST_MAX_CHAIN: usize = 96;
 /// Matches longer than this enter only their first and last
 /// [`FAST_INSERT_EDGE`] positions into [`compress_fast`]'s history.
 const FAST_INSERT_ALL: usize = 32;
-const FAST_INSERT_EDGE: usize = 8;
+/// The same for inputs up to [`FAST_SHORT_INPUT`] bytes, which have fewer later
+/// positions to lose a match for, so leaving more out costs less size.
+const FAST_SHORT_INSERT_ALL: usize = 16;
+const FAST_SHORT_INPUT: usize = 4096;
+const FAST_INSERT_EDGE: usize = 4;
 
 /// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
 #[inline(always)]
@@ -691,6 +695,8 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     // Positions with four bytes left can be hashed; with eight, compared by word.
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
+
+    let insert_all = if slen <= FAST_SHORT_INPUT { FAST_SHORT_INSERT_ALL } else { FAST_INSERT_ALL };
 
     let mut next_tick = TICK_BYTES;
     while ip < slen {
@@ -760,7 +766,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             emit.tag(off, len);
             let stop = ip + len;
             let ins_end = stop.min(hash_end);
-            let (head, tail) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
+            let (head, tail) = if len > insert_all { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
             for q in ip + 1..(ip + head).min(ins_end) {
                 insert_fast::<T, BITS>(src, q, ws);
             }
