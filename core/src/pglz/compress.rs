@@ -508,12 +508,22 @@ fn compress_core<T: Slot>(
             if emit.op >= limit {
                 return None;
             }
+            // ip enters the history first; the search starts from the bucket's
+            // previous head, so it sees the same candidates as C's (which adds ip
+            // after searching).
             let bucket = usize::from(hs[ip - base]) & (MAX_HASH_SIZE - 1);
-            let (len, off) = find_match(src, ip, ws.head[bucket], ws);
+            let head = ws.head[bucket];
+            ws.set_link(ip, head);
+            ws.head[bucket] = T::encode(ip);
+            let (len, off) = if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE {
+                (0, 0)
+            } else {
+                find_match(src, ip, head, ws)
+            };
             if len > 2 {
                 emit.tag(off, len);
                 // Every covered position enters the history, oldest first.
-                for (q, &b) in (ip..).zip(&hs[ip - base..][..len]) {
+                for (q, &b) in (ip + 1..).zip(&hs[ip + 1 - base..ip + len - base]) {
                     let b = usize::from(b) & (MAX_HASH_SIZE - 1);
                     ws.set_link(q, ws.head[b]);
                     ws.head[b] = T::encode(q);
@@ -521,8 +531,6 @@ fn compress_core<T: Slot>(
                 ip += len;
                 limit = p.result_max;
             } else {
-                ws.set_link(ip, ws.head[bucket]);
-                ws.head[bucket] = T::encode(ip);
                 emit.literal(src[ip]);
                 ip += 1;
             }
