@@ -238,7 +238,7 @@ pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<us
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
 /// come from a multiplicative hash of the next four bytes, the history walk
-/// stops after 96 candidates, and positions inside matches longer than 16 or 32
+/// stops after 96 candidates, and positions inside matches longer than 8 or 32
 /// bytes (by input size) are only partly entered into the history (see the `pglz` module
 /// documentation). Same format (PostgreSQL decodes it), same strategy
 /// semantics and accept/refuse rules, same walk order, good-match decay and
@@ -651,7 +651,7 @@ const FAST_MAX_CHAIN: usize = 96;
 const FAST_INSERT_ALL: usize = 32;
 /// The same for inputs up to [`FAST_SHORT_INPUT`] bytes, which have fewer later
 /// positions to lose a match for, so leaving more out costs less size.
-const FAST_SHORT_INSERT_ALL: usize = 16;
+const FAST_SHORT_INSERT_ALL: usize = 8;
 const FAST_SHORT_INPUT: usize = 4096;
 const FAST_INSERT_EDGE: usize = 4;
 
