@@ -511,15 +511,14 @@ fn compress_core<T: Slot>(
             // ip enters the history first; the search starts from the bucket's
             // previous head, so it sees the same candidates as C's (which adds ip
             // after searching).
+            // (Buckets are at most `mask`; the & only lets the compiler drop the
+            // bounds check on `head`.)
             let bucket = usize::from(hs[ip - base]) & (MAX_HASH_SIZE - 1);
             let head = ws.head[bucket];
             ws.set_link(ip, head);
             ws.head[bucket] = T::encode(ip);
-            let (len, off) = if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE {
-                (0, 0)
-            } else {
-                find_match(src, ip, head, ws)
-            };
+            let (len, off) =
+                if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE { (0, 0) } else { find_match(src, ip, head, ws) };
             if len > 2 {
                 emit.tag(off, len);
                 // Every covered position enters the history, oldest first.
@@ -545,6 +544,8 @@ fn compress_core<T: Slot>(
 /// positions, so a position is hashed at most twice, and once in inputs up to
 /// this length.
 const HASH_BLOCK: usize = 4096;
+// A block must leave room for items after the MAX_MATCH positions it keeps back.
+const _: () = assert!(HASH_BLOCK > MAX_MATCH);
 
 /// Writes the bucket of every position `start..start + out.len()` of `src` into
 /// `out`, as [`hash_at`] computes it. In 16-bit lanes: every term is shifted left
