@@ -5,8 +5,8 @@
 //! in this file; the in-server tests compare with the server's own C code on every run.
 
 use compresslab_core::pglz::{
-    compress, compress_fast, compress_fast_into, compress_into, decompress, decompress_into, max_output,
-    maximum_compressed_size, Strategy,
+    compress, compress_fast, compress_fast_into, compress_into, compress_to_ticking, decompress, decompress_into,
+    max_output, maximum_compressed_size, Strategy, TICK_BYTES,
 };
 use compresslab_core::rng::SeededRng;
 use compresslab_core::CodecError;
@@ -453,6 +453,22 @@ fn pglz_compress_fast_rules_and_size() {
 /// The decoder's fast loop (chunked copies with slack) and its hand-over to the
 /// checked loop near the end of the output: every raw size, full or cut short,
 /// must give exactly what a byte-at-a-time decoder gives.
+#[test]
+fn pglz_ticking_counts_and_output() {
+    // Three ticks for a bit over three TICK_BYTES of input, in both encoders, and the
+    // same bytes as without ticking.
+    let data = text(3 * TICK_BYTES + 50_000, 11);
+    let s = Strategy::ALWAYS;
+    for fast in [false, true] {
+        let mut ticks = 0;
+        let mut out = vec![0u8; max_output(data.len())];
+        let n = compress_to_ticking(&data, &mut out, &s, fast, &mut || ticks += 1).unwrap();
+        assert_eq!(ticks, 3, "fast = {fast}");
+        let plain = if fast { compress_fast(&data, &s) } else { compress(&data, &s) }.unwrap();
+        assert_eq!(&out[..n], &plain[..]);
+    }
+}
+
 #[test]
 fn pglz_decoder_fast_path_boundaries() {
     for seed in 0..3u64 {

@@ -21,7 +21,10 @@
 //! For inputs up to [`SMALL_INPUT`] bytes the links are not a ring but one per
 //! position (indexed by the stored slot itself), so a step of the walk is a single
 //! load, as C's `hent->next` is; the decay of the "good" length is read from a
-//! table per strategy instead of being computed (a division) per candidate.
+//! table per strategy instead of being computed (a division) per candidate. The
+//! buckets are computed a block of positions at a time before the items of the
+//! block run (`fill_hashes`), so the history insertion of a match's positions has
+//! no hash arithmetic on its path.
 
 use std::cell::RefCell;
 
@@ -176,6 +179,8 @@ impl<T: Slot> Tables<T> {
 struct Workspace {
     small: Tables<u16>,
     large: Tables<u32>,
+    /// The exact encoder's precomputed buckets ([`HASH_BLOCK`] entries).
+    hashes: Box<[u16]>,
 }
 
 impl Workspace {
@@ -197,6 +202,7 @@ impl Workspace {
                 good_walk: [0; GOOD_STEPS],
                 good_walk_key: (0, 0),
             },
+            hashes: vec![0; HASH_BLOCK].into_boxed_slice(),
         })
     }
 }
@@ -232,8 +238,8 @@ pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<us
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
 /// come from a multiplicative hash of the next four bytes, the history walk
-/// stops after 96 candidates, and positions inside matches longer than 32
-/// bytes are only partly entered into the history (see the `pglz` module
+/// stops after 96 candidates, and positions inside matches longer than 8 or 32
+/// bytes (by input size) are only partly entered into the history (see the `pglz` module
 /// documentation). Same format (PostgreSQL decodes it), same strategy
 /// semantics and accept/refuse rules, same walk order, good-match decay and
 /// 4094-byte reach.
@@ -252,7 +258,8 @@ pub fn compress_fast_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Opti
 }
 
 /// [`compress_to`] (or with `fast`, [`compress_fast_to`]) calling `tick` after every
-/// [`TICK_BYTES`] of input, so that a caller can stop a long run (the extension checks for
+/// [`TICK_BYTES`] of input (the exact encoder checks at the start of each block of
+/// 4096 positions, so a little later), so that a caller can stop a long run (the extension checks for
 /// query cancel there; a panic or ERROR raised in `tick` unwinds out cleanly).
 pub fn compress_to_ticking(
     src: &[u8],
@@ -308,8 +315,8 @@ fn compress_sized<const FAST: bool>(
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
     match (FAST, src.len() <= SMALL_INPUT) {
-        (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small, tick),
-        (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large, tick),
+        (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
+        (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
         (true, true) => match src.len() {
             0..=511 => compress_fast_core::<u16, 10>(src, dst, params, &mut ws.small, tick),
             512..=1023 => compress_fast_core::<u16, 12>(src, dst, params, &mut ws.small, tick),
@@ -396,7 +403,7 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
 /// after every entry is equivalent because without a next entry the walk ends
 /// anyway, and `good` is not used afterwards.
 #[inline(always)]
-fn find_match<T: Slot>(src: &[u8], ip: usize, bucket: usize, ws: &Tables<T>) -> (usize, usize) {
+fn find_match<T: Slot>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
     // The "good" length after the i-th candidate, from the table of the decay
     // (`prepare_good_walk`).
     let good = &ws.good_walk;
@@ -406,7 +413,7 @@ fn find_match<T: Slot>(src: &[u8], ip: usize, bucket: usize, ws: &Tables<T>) -> 
     let mut best_off = 0usize;
     // The walk follows slots (`next`), decoding each to a position on the side, so
     // a step of the walk is one load (see the u16 `Slot`).
-    let mut slot = ws.head[bucket];
+    let mut slot = head;
     if avail >= 8 {
         // Branch-light walk: the first eight bytes of every candidate are compared
         // with one XOR, and the best is updated with conditional moves.
@@ -464,6 +471,7 @@ fn compress_core<T: Slot>(
     out: &mut [u8],
     p: &Params,
     ws: &mut Tables<T>,
+    hashes: &mut [u16],
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
     let slen = src.len();
@@ -478,101 +486,87 @@ fn compress_core<T: Slot>(
     let fsb = p.first_success_by.max(0) as u64;
     let mut limit = (p.result_max as u64).min(fsb) as usize;
     let mut next_tick = TICK_BYTES;
-    // Positions below hash_end have four bytes for the full hash.
-    let hash_end = slen.saturating_sub(3);
-    // The bucket of ip: carried from the previous item in the rolling form of the
-    // hash when both positions have four bytes, else computed afresh.
-    let mut bucket = if slen > 0 { hash_at(src, 0, mask) } else { 0 };
 
+    // The input is taken in blocks: the buckets of a block's positions are computed
+    // first (`fill_hashes`, vectorized), then its items run. An item needs the
+    // buckets of the up to MAX_MATCH positions it may cover, so a block's items stop
+    // MAX_MATCH before its end (unless it ends the input) and the next block starts
+    // where they stopped.
     while ip < slen {
         if ip >= next_tick {
             tick();
             next_tick += TICK_BYTES;
         }
-        if emit.op >= limit {
-            return None;
-        }
+        let base = ip;
+        let end = slen.min(base + hashes.len());
+        let hs = &mut hashes[..end - base];
+        fill_hashes(src, base, hs, mask);
+        let hs = &*hs;
+        let items_end = if end == slen { slen } else { end - MAX_MATCH };
 
-        let (len, off) = find_match(src, ip, bucket, ws);
-
-        // The full hash of the last position consumed (meaningful when it is below
-        // hash_end).
-        let last_hash;
-        if len > 2 {
-            emit.tag(off, len);
-            // Every covered position enters the history. Runs of equal buckets
-            // (long runs of one byte) keep the bucket head in a register.
-            let stop = ip + len;
-            let full = stop.min(hash_end);
-            let mut last_bucket = bucket;
-            let mut last_pos = T::encode(ip);
-            ws.set_link(ip, ws.head[bucket]);
-            let mut q = ip + 1;
-            let mut h = bucket as u32;
-            if q < full {
-                // Rolling form of the 4-byte hash: shifting the previous value by
-                // two drops b0 into bit 8 and up, so XOR it out and XOR the new byte
-                // in; the mask makes the (sign-extended) high bits irrelevant.
-                let first = &src[ip..full + 3];
-                for (i, w) in first.windows(5).enumerate() {
-                    h = roll(h, w[0], w[4], mask);
-                    let b = h as usize;
-                    let prev = if b == last_bucket {
-                        last_pos
-                    } else {
-                        ws.head[last_bucket] = last_pos;
-                        ws.head[b]
-                    };
-                    let pos = ip + 1 + i;
-                    ws.set_link(pos, prev);
-                    last_bucket = b;
-                    last_pos = T::encode(pos);
-                }
-                q = full;
+        while ip < items_end {
+            if emit.op >= limit {
+                return None;
             }
-            while q < stop {
-                let b = hash_at(src, q, mask);
-                let prev = if b == last_bucket {
-                    last_pos
-                } else {
-                    ws.head[last_bucket] = last_pos;
-                    ws.head[b]
-                };
-                ws.set_link(q, prev);
-                last_bucket = b;
-                last_pos = T::encode(q);
-                q += 1;
-            }
-            ws.head[last_bucket] = last_pos;
-            // h is the hash of stop - 1 whenever stop < hash_end (then full = stop).
-            last_hash = h;
-            ip = stop;
-            limit = p.result_max;
-        } else {
-            ws.set_link(ip, ws.head[bucket]);
+            // ip enters the history first; the search starts from the bucket's
+            // previous head, so it sees the same candidates as C's (which adds ip
+            // after searching).
+            // (Buckets are at most `mask`; the & only lets the compiler drop the
+            // bounds check on `head`.)
+            let bucket = usize::from(hs[ip - base]) & (MAX_HASH_SIZE - 1);
+            let head = ws.head[bucket];
+            ws.set_link(ip, head);
             ws.head[bucket] = T::encode(ip);
-            emit.literal(src[ip]);
-            last_hash = bucket as u32;
-            ip += 1;
+            let (len, off) =
+                if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE { (0, 0) } else { find_match(src, ip, head, ws) };
+            if len > 2 {
+                emit.tag(off, len);
+                // Every covered position enters the history, oldest first.
+                for (q, &b) in (ip + 1..).zip(&hs[ip + 1 - base..ip + len - base]) {
+                    let b = usize::from(b) & (MAX_HASH_SIZE - 1);
+                    ws.set_link(q, ws.head[b]);
+                    ws.head[b] = T::encode(q);
+                }
+                ip += len;
+                limit = p.result_max;
+            } else {
+                emit.literal(src[ip]);
+                ip += 1;
+            }
         }
-        bucket = if ip < hash_end {
-            // ip - 1 < hash_end too, and last_hash is its full hash.
-            roll(last_hash, src[ip - 1], src[ip + 3], mask) as usize
-        } else if ip < slen {
-            hash_at(src, ip, mask)
-        } else {
-            0
-        };
     }
 
     emit.finish()
 }
 
-/// The bucket of position p + 1 from `h`, the bucket of p, `first` = src[p] and
-/// `next` = src[p + 4] (both positions with four bytes to hash).
-#[inline(always)]
-fn roll(h: u32, first: u8, next: u8, mask: u32) -> u32 {
-    ((h << 2) ^ (sx(first) << 8) ^ sx(next)) & mask
+/// Positions per block of [`compress_core`]: their buckets are computed in one
+/// vectorizable pass. Consecutive blocks overlap by at most [`MAX_MATCH`]
+/// positions, so a position is hashed at most twice, and once in inputs up to
+/// this length.
+const HASH_BLOCK: usize = 4096;
+// A block must leave room for items after the MAX_MATCH positions it keeps back.
+const _: () = assert!(HASH_BLOCK > MAX_MATCH);
+
+/// Writes the bucket of every position `start..start + out.len()` of `src` into
+/// `out`, as [`hash_at`] computes it. In 16-bit lanes: every term is shifted left
+/// by at most six and masked to at most 13 bits, so the low 16 bits of the sign
+/// extended bytes give the same result as C's `int` arithmetic.
+fn fill_hashes(src: &[u8], start: usize, out: &mut [u16], mask: u32) {
+    let n = out.len();
+    let full = src.len().saturating_sub(3).saturating_sub(start).min(n);
+    let m = mask as u16;
+    let sx16 = |b: u8| b as i8 as i16 as u16;
+    if full > 0 {
+        let (b0, b1, b2, b3) =
+            (&src[start..][..full], &src[start + 1..][..full], &src[start + 2..][..full], &src[start + 3..][..full]);
+        let o = &mut out[..full];
+        for i in 0..full {
+            o[i] = ((sx16(b0[i]) << 6) ^ (sx16(b1[i]) << 4) ^ (sx16(b2[i]) << 2) ^ sx16(b3[i])) & m;
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(full) {
+        *o = hash_at(src, start + i, mask) as u16;
+    }
 }
 
 /// The output side of both encoders, as `pglz_out_ctrl`, `pglz_out_literal` and
@@ -656,7 +650,11 @@ const FAST_MAX_CHAIN: usize = 96;
 /// Matches longer than this enter only their first and last
 /// [`FAST_INSERT_EDGE`] positions into [`compress_fast`]'s history.
 const FAST_INSERT_ALL: usize = 32;
-const FAST_INSERT_EDGE: usize = 8;
+/// The same for inputs up to [`FAST_SHORT_INPUT`] bytes, which have fewer later
+/// positions to lose a match for, so leaving more out costs less size.
+const FAST_SHORT_INSERT_ALL: usize = 8;
+const FAST_SHORT_INPUT: usize = 4096;
+const FAST_INSERT_EDGE: usize = 4;
 
 /// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
 #[inline(always)]
@@ -706,6 +704,8 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     // Positions with four bytes left can be hashed; with eight, compared by word.
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
+
+    let insert_all = if slen <= FAST_SHORT_INPUT { FAST_SHORT_INSERT_ALL } else { FAST_INSERT_ALL };
 
     let mut next_tick = TICK_BYTES;
     while ip < slen {
@@ -763,7 +763,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             (best_len, best_off)
         } else if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
-            let found = find_match(src, ip, h, ws);
+            let found = find_match(src, ip, ws.head[h], ws);
             ws.set_link(ip, ws.head[h]);
             ws.head[h] = T::encode(ip);
             found
@@ -775,7 +775,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             emit.tag(off, len);
             let stop = ip + len;
             let ins_end = stop.min(hash_end);
-            let (head, tail) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
+            let (head, tail) = if len > insert_all { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
             for q in ip + 1..(ip + head).min(ins_end) {
                 insert_fast::<T, BITS>(src, q, ws);
             }
