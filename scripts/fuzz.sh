@@ -88,9 +88,9 @@ for target in "${targets[@]}"; do
   (cd fuzz && nice -n 19 cargo +nightly fuzz run --target-dir "$target_dir" "$target" "${dirs[@]}" -- "${args[@]}") >"$log" 2>&1
   rc=$?
   elapsed=$((SECONDS - start))
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  execs=$(grep -ao 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   if [[ -z $execs ]]; then
-    execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+    execs=$(grep -aoE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
   fi
   files=$(find "$corpus" -type f | wc -l)
   if ((rc == 0)); then
