@@ -52,6 +52,24 @@ impl ResultBytea {
         result
     }
 
+    /// A result written in place by `write` (which returns the length it wrote) into room of
+    /// `bound` bytes; when the bound itself is more than a bytea holds (an input near 1 GB),
+    /// though the result may not be, built aside by `aside` and copied (a result too long for
+    /// a bytea is then refused by its real length).
+    pub fn within_bound(
+        bound: usize,
+        write: impl FnOnce(&mut [u8]) -> usize,
+        aside: impl FnOnce() -> Vec<u8>,
+    ) -> ResultBytea {
+        if bound > gucs::MAX_RESULT as usize {
+            return ResultBytea::copy_of(&aside());
+        }
+        let mut out = ResultBytea::zeroed(bound);
+        let n = write(out.data_mut());
+        out.truncate(n);
+        out
+    }
+
     /// The data bytes.
     pub fn data_mut(&mut self) -> &mut [u8] {
         // SAFETY: the allocation holds VARHDRSZ + len bytes, initialised (zeroed, or copied into

@@ -36,18 +36,11 @@ fn compress_with_level(data: &[u8], method: &str, level: i32) -> ResultBytea {
 }
 
 fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> ResultBytea {
-    let bound = envelope::compress_bound(data.len());
-    if bound > gucs::MAX_RESULT as usize {
-        // Near the bytea limit the room a codec asks for is more than a bytea holds, though
-        // the envelope may not be: compress aside, then see whether it fits.
-        return ResultBytea::copy_of(
-            &envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise(),
-        );
-    }
-    let mut out = ResultBytea::zeroed(bound);
-    let n = envelope::compress_to(data, method, level, out.data_mut(), &mut check_interrupts).or_raise();
-    out.truncate(n);
-    out
+    ResultBytea::within_bound(
+        envelope::compress_bound(data.len()),
+        |room| envelope::compress_to(data, method, level, room, &mut check_interrupts).or_raise(),
+        || envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise(),
+    )
 }
 
 /// Decompress a value written by `compress()`; the method is read from its header.
@@ -128,10 +121,11 @@ fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
-    let mut out = ResultBytea::zeroed(lz4::frame::compress_bound(data.len()));
-    let n = lz4::frame::compress_to(data, out.data_mut()).or_raise();
-    out.truncate(n);
-    out
+    ResultBytea::within_bound(
+        lz4::frame::compress_bound(data.len()),
+        |room| lz4::frame::compress_to(data, room).or_raise(),
+        || lz4::frame::compress(data),
+    )
 }
 
 /// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool). The frame decoder
@@ -160,19 +154,15 @@ fn zstd_compress_dictionary(data: &[u8], level: i32, dictionary: &[u8]) -> Resul
 }
 
 fn zstd_frame(data: &[u8], level: i32, dictionary: Option<&[u8]>) -> ResultBytea {
-    let bound = zstd_codec::compress_bound(data.len());
-    if bound > gucs::MAX_RESULT as usize {
-        // As for compress(): the bound, not the frame, may be more than a bytea holds.
-        return ResultBytea::copy_of(
-            &zstd_codec::compress_with_tick(data, level, dictionary, &mut check_interrupts).or_raise(),
-        );
-    }
-    let mut out = ResultBytea::zeroed(bound);
-    let n = zstd_codec::compress_to(data, level, dictionary, out.data_mut(), &mut check_interrupts)
-        .or_raise()
-        .unwrap_or_else(|| raise(CodecError::invalid("zstd frame is larger than ZSTD_compressBound")));
-    out.truncate(n);
-    out
+    ResultBytea::within_bound(
+        zstd_codec::compress_bound(data.len()),
+        |room| {
+            zstd_codec::compress_to(data, level, dictionary, room, &mut check_interrupts)
+                .or_raise()
+                .unwrap_or_else(|| raise(CodecError::invalid("zstd frame is larger than ZSTD_compressBound")))
+        },
+        || zstd_codec::compress_with_tick(data, level, dictionary, &mut check_interrupts).or_raise(),
+    )
 }
 
 /// Decompress zstd frames (from `zstd_compress` or the `zstd` tool).
