@@ -31,7 +31,11 @@ pub mod slicing8;
 #[inline]
 pub fn crc32c(previous: u32, data: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if x86::available() {
+    if data.len() < x86::FOLD_MIN {
+        if let Some(crc) = x86::crc32c_short(previous, data) {
+            return crc;
+        }
+    } else if x86::available() {
         // SAFETY: the CPU supports SSE4.2 and PCLMULQDQ, checked just above.
         return unsafe { x86::crc32c(previous, data) };
     }

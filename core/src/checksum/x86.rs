@@ -49,6 +49,35 @@ const SSE42: u8 = 2;
 /// AVX-512F and VPCLMULQDQ (on top of `SSE42`).
 const AVX512: u8 = 4;
 
+/// The detected features, detecting them on first use: one relaxed load after that.
+#[inline(always)]
+fn features() -> u8 {
+    match FEATURES.load(Ordering::Relaxed) {
+        0 => detect(),
+        features => features,
+    }
+}
+
+/// CRC-32C of `data` (shorter than [`FOLD_MIN`]) continuing from `previous`, if the CPU has
+/// SSE4.2: one stream, without the tests for folding and three streams on the way (at 16-32
+/// bytes those tests are a good part of the call).
+#[inline(always)]
+pub(crate) fn crc32c_short(previous: u32, data: &[u8]) -> Option<u32> {
+    debug_assert!(data.len() < FOLD_MIN);
+    // SAFETY: SSE4.2 is present (tested just before); `data.len()` bytes are readable.
+    (features() & SSE42 != 0).then(|| unsafe { one_way_inverted(previous, data) })
+}
+
+/// [`one_way`] over a whole slice, with the register inverted before and after.
+///
+/// # Safety
+/// The CPU must support SSE4.2.
+#[target_feature(enable = "sse4.2")]
+unsafe fn one_way_inverted(previous: u32, data: &[u8]) -> u32 {
+    // SAFETY: `data.len()` bytes are readable at its start; SSE4.2 is the caller's promise.
+    !(unsafe { one_way(u64::from(!previous), data.as_ptr(), data.len()) } as u32)
+}
+
 /// Whether the CPU has SSE4.2 and PCLMULQDQ (one relaxed load once detected).
 #[inline(always)]
 pub(crate) fn available() -> bool {
