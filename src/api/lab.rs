@@ -206,16 +206,6 @@ fn bench_column(
 
 const OVERHEAD_ROUNDS: u32 = 3;
 
-/// Add one run's iterations to `total` (same payload and slices).
-fn pool(total: &mut Measurement, run: Measurement) {
-    total.compress_secs.extend(run.compress_secs);
-    total.decompress_secs.extend(run.decompress_secs);
-    total.compress_cpu += run.compress_cpu;
-    total.decompress_cpu += run.decompress_cpu;
-    (total.slices, total.raw_bytes, total.stored_bytes, total.raw_slices) =
-        (run.slices, run.raw_bytes, run.stored_bytes, run.raw_slices);
-}
-
 /// The harness's own cost: each method timed on `data`'s slices by the lab's loop (interleaving
 /// aside, it runs alone here) and by a bare loop as lzbench times (all compression passes back
 /// to back, then all decompression passes, one verification at the end), in this process, in
@@ -259,8 +249,8 @@ fn bench_overhead(
             let (mut lab, mut bare) = (Measurement::default(), Measurement::default());
             for _ in 0..OVERHEAD_ROUNDS {
                 let mut codec = build_codec(spec);
-                pool(&mut lab, lab::measure_codec(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
-                pool(&mut bare, lab::measure_bare(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
+                lab.append(lab::measure_codec(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
+                bare.append(lab::measure_bare(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
             }
             let (lab, bare) = (lab.row("lab", spec, slice), bare.row("bare", spec, slice));
             (

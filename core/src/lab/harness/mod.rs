@@ -128,6 +128,17 @@ impl Measurement {
         self.decompress_cpu += other.decompress_cpu;
     }
 
+    /// Add the iterations of another run over the same slices (more iterations, as one
+    /// measurement): times are appended, CPU seconds add up, the counts are the run's.
+    pub fn append(&mut self, run: Measurement) {
+        self.compress_secs.extend(run.compress_secs);
+        self.decompress_secs.extend(run.decompress_secs);
+        self.compress_cpu += run.compress_cpu;
+        self.decompress_cpu += run.decompress_cpu;
+        (self.slices, self.raw_bytes, self.stored_bytes, self.raw_slices) =
+            (run.slices, run.raw_bytes, run.stored_bytes, run.raw_slices);
+    }
+
     /// Summarise as a result row.
     pub fn row(&self, source: &str, spec: &MethodSpec, slice_size: usize) -> BenchRow {
         let compress_median = median(&self.compress_secs);

@@ -180,3 +180,19 @@ fn the_bare_loop_stores_what_the_harness_stores_and_still_verifies() {
     assert!(err.message().contains("round trip broken: memcpy"), "{err}");
     assert!(measure_bare(&p, 2048, &mut LazyDecoder, 1, &mut NoHooks).is_err());
 }
+
+#[test]
+fn appended_runs_are_one_measurement_with_more_iterations() {
+    let p = payload();
+    let mut total = Measurement::default();
+    for iterations in [2, 3] {
+        total.append(measure_codec(&p, 2048, codec("lz4").as_mut(), iterations, &mut NoHooks).unwrap());
+    }
+    let once = measure_codec(&p, 2048, codec("lz4").as_mut(), 1, &mut NoHooks).unwrap();
+    assert_eq!((total.compress_secs.len(), total.decompress_secs.len()), (5, 5));
+    assert_eq!(
+        (total.slices, total.raw_bytes, total.stored_bytes, total.raw_slices),
+        (once.slices, once.raw_bytes, once.stored_bytes, once.raw_slices)
+    );
+    assert_eq!(total.row("x", &codec("lz4").spec(), 2048).iterations, 5);
+}
