@@ -146,3 +146,24 @@ fn level_19_on_a_large_input_ticks_per_mebibyte() {
         assert_eq!(zstd_tool(&["-d", "-c"], &frame), data);
     }
 }
+
+/// Fuzzing finding (zstd_decode_never_panics_and_respects_limit, 0.4.0): an empty frame, then a
+/// frame declaring 96 bytes of content whose only block is an empty last block. libzstd's
+/// streaming decoder skips the content-size check on an empty last block, so decoding into a
+/// growing vector (room under 96 bytes for the second frame) returned no bytes and no error,
+/// while decoding in place refused it. Both must refuse it, alone or after another frame.
+#[test]
+fn a_frame_holding_less_than_it_declares_is_corrupt_on_every_path() {
+    let empty_frame: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd, 0x30, 0x00, 0x01, 0x00, 0x00];
+    let lying_frame: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd, 0x30, 0x60, 0x01, 0x00, 0x00];
+    let both = [empty_frame, lying_frame].concat();
+    assert_eq!(zstd_codec::decompress(empty_frame, None, 100).unwrap(), b"");
+    for data in [lying_frame, &both[..]] {
+        let err = zstd_codec::decompress(data, None, 0x8f_ffff).unwrap_err();
+        assert!(matches!(err, CodecError::Corrupt(_)), "{err:?}");
+        assert_eq!(zstd_codec::declared_size(data), Some(96));
+        let mut dst = vec![0; 96];
+        let err = zstd_codec::decompress_to(data, None, &mut dst, &mut || ()).unwrap_err();
+        assert!(matches!(err, CodecError::Corrupt(_)), "{err:?}");
+    }
+}

@@ -341,6 +341,7 @@ fn decode_frame(
 ) -> Result<()> {
     // Room for one byte past the limit, so that going over it shows.
     let limit = max_raw.saturating_add(1);
+    let frame_start = out.len();
     loop {
         if out.len() == out.capacity() {
             let wanted = match frame_end {
@@ -362,7 +363,18 @@ fn decode_frame(
             )));
         }
         if hint == 0 {
-            return Ok(()); // the frame is complete and flushed
+            // The frame is complete and flushed. libzstd's streaming decoder does not compare
+            // the content size a frame declares with what it held when the frame ends in an
+            // empty last block (its one-shot decoder does), so a frame declaring 96 bytes and
+            // holding none would pass: check it here, for every frame.
+            if let Some(end) = frame_end.filter(|&end| end != out.len()) {
+                return Err(CodecError::corrupt(format!(
+                    "zstd frame is corrupt: it declares {} bytes of content but holds {}",
+                    end - frame_start,
+                    out.len() - frame_start
+                )));
+            }
+            return Ok(());
         }
         if input.pos() == 0 && out.len() == before {
             return Err(if *pos == src.len() {
