@@ -151,7 +151,8 @@ fn level_19_on_a_large_input_ticks_per_mebibyte() {
 /// frame declaring 96 bytes of content whose only block is an empty last block. libzstd's
 /// streaming decoder skips the content-size check on an empty last block, so decoding into a
 /// growing vector (room under 96 bytes for the second frame) returned no bytes and no error,
-/// while decoding in place refused it. Both must refuse it, alone or after another frame.
+/// while decoding in place refused it; a single frame declaring more than a chunk (1 MB) was
+/// accepted the same way. Every path must refuse them.
 #[test]
 fn a_frame_holding_less_than_it_declares_is_corrupt_on_every_path() {
     let empty_frame: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd, 0x30, 0x00, 0x01, 0x00, 0x00];
@@ -166,4 +167,11 @@ fn a_frame_holding_less_than_it_declares_is_corrupt_on_every_path() {
         let err = zstd_codec::decompress_to(data, None, &mut dst, &mut || ()).unwrap_err();
         assert!(matches!(err, CodecError::Corrupt(_)), "{err:?}");
     }
+    // Alone, too, when the declared size is over a chunk (the decoder then never has room for
+    // all of it at once): 2,000,000 declared bytes used to come back as none.
+    let mut large_lie = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
+    large_lie.extend_from_slice(&2_000_000u32.to_le_bytes());
+    large_lie.extend_from_slice(&[0x01, 0x00, 0x00]);
+    let err = zstd_codec::decompress(&large_lie, None, 4 << 20).unwrap_err();
+    assert!(matches!(&err, CodecError::Corrupt(m) if m.contains("declares 2000000 bytes")), "{err:?}");
 }
