@@ -42,6 +42,8 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   -- zstd
   ('zstd', 'not a frame',         $q$SELECT compresslab.zstd_decompress('\x00112233445566'::bytea)$q$),
   ('zstd', 'truncated frame',     $q$SELECT compresslab.zstd_decompress(substr(zstd, 1, length(zstd) - 3)) FROM good$q$),
+  ('zstd', 'holds less than declared', $q$SELECT compresslab.zstd_decompress('\x28b52ffd300001000028b52ffd3060010000'::bytea)$q$),
+  ('zstd', 'holds less than declared, 2 MB', $q$SELECT compresslab.zstd_decompress('\x28b52ffda080841e00010000'::bytea)$q$),
   ('zstd', 'level too high',      $q$SELECT compresslab.zstd_compress('abc'::bytea, 23)$q$),
   ('zstd', 'level too low',       $q$SELECT compresslab.zstd_compress('abc'::bytea, -200000)$q$),
   ('zstd', 'missing dictionary',  $q$SELECT compresslab.zstd_decompress(compresslab.zstd_compress(convert_to(repeat('dictionary ', 9), 'UTF8'), 3, convert_to(repeat('dictionary ', 10), 'UTF8')))$q$),
