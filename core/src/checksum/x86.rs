@@ -81,11 +81,7 @@ unsafe fn one_way_inverted(previous: u32, data: &[u8]) -> u32 {
 /// Whether the CPU has SSE4.2 and PCLMULQDQ (one relaxed load once detected).
 #[inline(always)]
 pub(crate) fn available() -> bool {
-    let features = FEATURES.load(Ordering::Relaxed);
-    if features == DETECTED | SSE42 | AVX512 || features == DETECTED | SSE42 {
-        return true;
-    }
-    features == 0 && detect() & SSE42 != 0
+    features() & SSE42 != 0
 }
 
 #[cold]
