@@ -320,21 +320,20 @@ fn decode_frames(
             Some(dctx) => dctx,
             None => dctx.insert(decoder(dictionary)?),
         };
-        let frame_end = content_size.map(|declared| out.len() + declared as usize);
-        decode_frame(dctx, src, &mut pos, out, frame_end, max_raw, dictionary.is_none(), tick)?;
+        decode_frame(dctx, src, &mut pos, out, content_size, max_raw, dictionary.is_none(), tick)?;
     }
     Ok(())
 }
 
 /// Decode the frame that starts at `src[*pos]`, appending to `out` and leaving `*pos` after it.
-/// `frame_end` is where `out` will end if the frame's declared content size is right.
+/// `content_size` is what the frame's header declares, if it does.
 #[allow(clippy::too_many_arguments)]
 fn decode_frame(
     dctx: &mut DCtx<'static>,
     src: &[u8],
     pos: &mut usize,
     out: &mut impl Output,
-    frame_end: Option<usize>,
+    content_size: Option<u64>,
     max_raw: usize,
     no_dictionary: bool,
     tick: &mut dyn FnMut(),
@@ -342,6 +341,9 @@ fn decode_frame(
     // Room for one byte past the limit, so that going over it shows.
     let limit = max_raw.saturating_add(1);
     let frame_start = out.len();
+    // Where `out` will end if the declared content size is right (the caller checked it
+    // against the limit).
+    let frame_end = content_size.map(|declared| frame_start + declared as usize);
     loop {
         if out.len() == out.capacity() {
             let wanted = match frame_end {
