@@ -123,6 +123,16 @@ mod tests {
     }
 
     #[test]
+    fn the_size_prefix_splits_off_and_is_checked_against_the_limit() {
+        let random = crate::rng::SeededRng::new(5).bytes(70_000);
+        let mut block = vec![0; 4 + compress_bound(random.len())];
+        let n = compress_prefixed_to(&random, &mut block).unwrap();
+        let (raw, body) = split_size_prefix(&block[..n], usize::MAX).unwrap();
+        assert_eq!((raw, body.len()), (random.len(), n - 4));
+        assert!(matches!(split_size_prefix(&block[..n], raw - 1), Err(CodecError::TooLarge(_))));
+    }
+
+    #[test]
     fn wrong_raw_size_is_corrupt() {
         let data = vec![7u8; 1000];
         let block = compress(&data);
