@@ -4,12 +4,13 @@
 
 use std::ptr::NonNull;
 
+use compresslab_core::error::try_zeroed;
 use compresslab_core::CodecError;
 use pgrx::callconv::{BoxRet, FcInfo};
 use pgrx::datum::Datum;
 use pgrx::pg_sys;
 
-use crate::errors::raise;
+use crate::errors::{raise, OrRaise};
 use crate::gucs;
 
 const VARHDRSZ: usize = pg_sys::VARHDRSZ;
@@ -53,21 +54,32 @@ impl ResultBytea {
     }
 
     /// A result written in place by `write` (which returns the length it wrote) into room of
-    /// `bound` bytes; when the bound itself is more than a bytea holds (an input near 1 GB),
-    /// though the result may not be, built aside by `aside` and copied (a result too long for
-    /// a bytea is then refused by its real length).
-    pub fn within_bound(
+    /// `bound` bytes. When the bound itself is more than a bytea holds (an input within a few
+    /// bytes or per mille of 1 GB) though the result may not be, `write` fills a buffer of
+    /// `bound` bytes allocated aside (fallibly) and the result is copied from it; a result too
+    /// long for a bytea is then refused by its real length.
+    pub fn within_bound(bound: usize, write: impl FnOnce(&mut [u8]) -> usize) -> ResultBytea {
+        match Self::within_bound_or_none(bound, |room| Some(write(room))) {
+            Some(result) => result,
+            None => unreachable!("the writer always returns a length"),
+        }
+    }
+
+    /// [`within_bound`](Self::within_bound) for a writer that may decline (`None`, as pglz
+    /// declines data it cannot shrink): then no result.
+    pub fn within_bound_or_none(
         bound: usize,
-        write: impl FnOnce(&mut [u8]) -> usize,
-        aside: impl FnOnce() -> Vec<u8>,
-    ) -> ResultBytea {
+        write: impl FnOnce(&mut [u8]) -> Option<usize>,
+    ) -> Option<ResultBytea> {
         if bound > gucs::MAX_RESULT as usize {
-            return ResultBytea::copy_of(&aside());
+            let mut aside = try_zeroed(bound, "room for the result").or_raise();
+            let n = write(&mut aside)?;
+            return Some(ResultBytea::copy_of(&aside[..n]));
         }
         let mut out = ResultBytea::zeroed(bound);
-        let n = write(out.data_mut());
+        let n = write(out.data_mut())?;
         out.truncate(n);
-        out
+        Some(out)
     }
 
     /// The data bytes.

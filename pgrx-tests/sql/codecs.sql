@@ -52,3 +52,21 @@ SELECT compresslab.crc32c('lo world'::bytea, compresslab.crc32c('hel'::bytea)) =
        compresslab.crc32c(data) = compresslab.server_crc32c(data) AS equals_server
   FROM samples WHERE name = 'md5';
 SELECT compresslab.crc32c(NULL) IS NULL AS null_in_null_out, compresslab.compress(NULL) IS NULL AS compress_null;
+-- At the bytea limit (1,073,741,818 bytes) the room a compressor needs for its worst case is
+-- more than a bytea holds, yet the result fits: it is built aside and returned (pglz still
+-- declines what it cannot shrink), and each decodes back to the input.
+WITH c AS MATERIALIZED (
+  SELECT compresslab.pglz_compress(compresslab.synthetic('zeros', 1073741818)) AS pglz,
+         compresslab.lz4_compress(compresslab.synthetic('zeros', 1073741818), true) AS lz4_block,
+         compresslab.compress(compresslab.synthetic('zeros', 1073741818), 'lz4') AS envelope,
+         compresslab.lz4_frame_compress(compresslab.synthetic('zeros', 1073741818)) AS lz4_frame,
+         compresslab.zstd_compress(compresslab.synthetic('zeros', 1073741818)) AS zstd_frame,
+         compresslab.pglz_compress(compresslab.synthetic('random', 1073741818, 1)) AS pglz_random)
+SELECT length(pglz) AS pglz_bytes, length(lz4_block) AS lz4_block_bytes, length(envelope) AS envelope_bytes,
+       length(lz4_frame) AS lz4_frame_bytes, length(zstd_frame) AS zstd_frame_bytes, pglz_random IS NULL AS pglz_declines_random,
+       compresslab.pglz_decompress(pglz, 1073741818) = compresslab.synthetic('zeros', 1073741818) AS pglz_round_trip,
+       compresslab.lz4_decompress(lz4_block) = compresslab.synthetic('zeros', 1073741818) AS lz4_block_round_trip,
+       compresslab.decompress(envelope) = compresslab.synthetic('zeros', 1073741818) AS envelope_round_trip,
+       length(compresslab.lz4_frame_decompress(lz4_frame)) = 1073741818 AS lz4_frame_round_trip,
+       length(compresslab.zstd_decompress(zstd_frame)) = 1073741818 AS zstd_frame_round_trip
+  FROM c;

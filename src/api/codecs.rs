@@ -39,7 +39,6 @@ fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> ResultB
     ResultBytea::within_bound(
         envelope::compress_bound(data.len()),
         |room| envelope::compress_to(data, method, level, room, &mut check_interrupts).or_raise(),
-        || envelope::compress_with_tick(data, method, level, &mut check_interrupts).or_raise(),
     )
 }
 
@@ -70,10 +69,9 @@ fn compression_info(
 #[pg_extern(immutable, strict, parallel_safe)]
 fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = pglz::Strategy::parse(strategy).or_raise();
-    let mut out = ResultBytea::zeroed(pglz::max_output(data.len()));
-    let n = pglz::compress_to_ticking(data, out.data_mut(), &strategy, false, &mut check_interrupts)?;
-    out.truncate(n);
-    Some(out)
+    ResultBytea::within_bound_or_none(pglz::max_output(data.len()), |room| {
+        pglz::compress_to_ticking(data, room, &strategy, false, &mut check_interrupts)
+    })
 }
 
 /// Decompress raw pglz data into `raw_size` bytes. With `check_complete` (the default) the data
@@ -90,15 +88,14 @@ fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, tr
 /// One LZ4 block; with `size_prefix` the raw size is prepended as 4 bytes little-endian.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea {
-    let mut out = ResultBytea::zeroed(4 + lz4::block::compress_bound(data.len()));
-    let n = if size_prefix {
-        lz4::block::compress_prefixed_to(data, out.data_mut())
-    } else {
-        lz4::block::compress_to(data, out.data_mut())
-    }
-    .or_raise();
-    out.truncate(n);
-    out
+    ResultBytea::within_bound(4 + lz4::block::compress_bound(data.len()), |room| {
+        if size_prefix {
+            lz4::block::compress_prefixed_to(data, room)
+        } else {
+            lz4::block::compress_to(data, room)
+        }
+        .or_raise()
+    })
 }
 
 /// Decompress one LZ4 block that starts with its raw size (4 bytes, little-endian).
@@ -124,7 +121,6 @@ fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
     ResultBytea::within_bound(
         lz4::frame::compress_bound(data.len()),
         |room| lz4::frame::compress_to(data, room).or_raise(),
-        || lz4::frame::compress(data),
     )
 }
 
@@ -161,7 +157,6 @@ fn zstd_frame(data: &[u8], level: i32, dictionary: Option<&[u8]>) -> ResultBytea
                 .or_raise()
                 .unwrap_or_else(|| raise(CodecError::invalid("zstd frame is larger than ZSTD_compressBound")))
         },
-        || zstd_codec::compress_with_tick(data, level, dictionary, &mut check_interrupts).or_raise(),
     )
 }
 
@@ -197,10 +192,7 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
 #[pg_extern(immutable, strict, parallel_safe)]
 fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = Strategy::parse(strategy).or_raise();
-    let mut out = ResultBytea::zeroed(pglz::max_output(data.len()));
-    let n = c_pglz_compress(data, out.data_mut(), &strategy)?;
-    out.truncate(n);
-    Some(out)
+    ResultBytea::within_bound_or_none(pglz::max_output(data.len()), |room| c_pglz_compress(data, room, &strategy))
 }
 
 /// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
