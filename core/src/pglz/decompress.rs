@@ -360,15 +360,17 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
     let d = out.add(op);
     let s = d.sub(off);
     if off >= 16 {
-        if len <= 16 {
-            // Most matches: one 16-byte copy.
-            copy16(s, d);
-        } else if off >= len {
-            copy_disjoint(s, d, len);
-        } else if off >= 32 {
-            chunk_copy::<32>(s, d, len);
-        } else {
-            chunk_copy::<16>(s, d, len);
+        // Most matches: two 16-byte copies, whatever the length up to 32.
+        copy16(s, d);
+        copy16(s.add(16), d.add(16));
+        if len > 32 {
+            if off >= len {
+                copy_disjoint(s, d, len);
+            } else if off >= 32 {
+                chunk_copy::<32>(s, d, len);
+            } else {
+                chunk_copy::<16>(s, d, len);
+            }
         }
     } else if off >= 8 {
         chunk_copy::<8>(s, d, len);
