@@ -373,7 +373,13 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
             }
         }
     } else if off >= 8 {
-        chunk_copy::<8>(s, d, len);
+        // Four 8-byte copies whatever the length up to 32, as above.
+        for i in [0, 8, 16, 24] {
+            ptr::write_unaligned(d.add(i) as *mut [u8; 8], ptr::read_unaligned(s.add(i) as *const [u8; 8]));
+        }
+        if len > 32 {
+            chunk_copy::<8>(s, d, len);
+        }
     } else {
         // Offsets 1..=7: the output repeats the `off` bytes before op. Build eight
         // bytes of that repetition (byte k = out[op - off + k % off]) and store
@@ -388,13 +394,15 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         }
         let bytes = pat.to_le_bytes();
         let step = PATTERN_STEP[off];
-        let mut i = 0;
-        loop {
+        // Four stores whatever the length (at least 20 bytes, as step >= 5), then
+        // more only for longer matches.
+        for k in 0..4 {
+            ptr::write_unaligned(d.add(k * step) as *mut [u8; 8], bytes);
+        }
+        let mut i = 4 * step;
+        while i < len {
             ptr::write_unaligned(d.add(i) as *mut [u8; 8], bytes);
             i += step;
-            if i >= len {
-                break;
-            }
         }
     }
 }
