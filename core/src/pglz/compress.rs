@@ -315,8 +315,8 @@ fn compress_sized<const FAST: bool>(
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
     match (FAST, src.len() <= SMALL_INPUT) {
-        (false, true) => compress_core::<u16>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
-        (false, false) => compress_core::<u32>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
+        (false, true) => compress_core::<u16, false>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
+        (false, false) => compress_core::<u32, true>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
         (true, true) => match src.len() {
             0..=511 => compress_fast_core::<u16, 10>(src, dst, params, &mut ws.small, tick),
             512..=1023 => compress_fast_core::<u16, 12>(src, dst, params, &mut ws.small, tick),
@@ -403,7 +403,7 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
 /// after every entry is equivalent because without a next entry the walk ends
 /// anyway, and `good` is not used afterwards.
 #[inline(always)]
-fn find_match<T: Slot>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
+fn find_match<T: Slot, const WIDE: bool>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
     // The "good" length after the i-th candidate, from the table of the decay
     // (`prepare_good_walk`).
     let good = &ws.good_walk;
@@ -414,7 +414,38 @@ fn find_match<T: Slot>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize
     // The walk follows slots (`next`), decoding each to a position on the side, so
     // a step of the walk is one load (see the u16 `Slot`).
     let mut slot = head;
-    if avail >= 8 {
+    if WIDE && avail >= 16 {
+        // Sixteen bytes of every candidate compared at once (see `compress_core`).
+        let limit = avail.min(MAX_MATCH);
+        let cur = u128::from(load_u64(src, ip)) | (u128::from(load_u64(src, ip + 8)) << 64);
+        loop {
+            let cand = slot.decode();
+            let off = ip.wrapping_sub(cand);
+            if off >= MAX_DISTANCE {
+                break;
+            }
+            // SAFETY: off = ip - cand < 0x0fff without wrapping, so cand <= ip and
+            // cand + 16 <= ip + 16 <= src.len().
+            let c = unsafe {
+                u128::from(load_u64_unchecked(src, cand)) | (u128::from(load_u64_unchecked(src, cand + 8)) << 64)
+            };
+            let diff = c ^ cur;
+            let len = if diff != 0 {
+                (diff.trailing_zeros() / 8) as usize
+            } else {
+                16 + common_prefix(src, cand + 16, ip + 16, limit - 16)
+            };
+            if len > best_len {
+                best_len = len;
+                best_off = off;
+            }
+            if best_len >= usize::from(good[i % GOOD_STEPS]) {
+                break;
+            }
+            i += 1;
+            slot = ws.next(slot);
+        }
+    } else if avail >= 8 {
         // Branch-light walk: the first eight bytes of every candidate are compared
         // with one XOR, and the best is updated with conditional moves.
         let limit = avail.min(MAX_MATCH);
@@ -466,7 +497,12 @@ fn find_match<T: Slot>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize
     (best_len, best_off)
 }
 
-fn compress_core<T: Slot>(
+/// The exact encoder. With `WIDE`, the match search compares 16 bytes of each
+/// candidate at once instead of 8: on text in 64 KB values that is 8% faster
+/// (longer matches, fewer of them settled by the first 8 bytes), on page images
+/// and WAL in small pieces 2-4% slower, so it is used for inputs over
+/// [`SMALL_INPUT`] only (TOAST-sized values).
+fn compress_core<T: Slot, const WIDE: bool>(
     src: &[u8],
     out: &mut [u8],
     p: &Params,
@@ -518,7 +554,7 @@ fn compress_core<T: Slot>(
             ws.set_link(ip, head);
             ws.head[bucket] = T::encode(ip);
             let (len, off) =
-                if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE { (0, 0) } else { find_match(src, ip, head, ws) };
+                if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE { (0, 0) } else { find_match::<T, WIDE>(src, ip, head, ws) };
             if len > 2 {
                 emit.tag(off, len);
                 // Every covered position enters the history, oldest first.
@@ -763,7 +799,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             (best_len, best_off)
         } else if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
-            let found = find_match(src, ip, ws.head[h], ws);
+            let found = find_match::<T, false>(src, ip, ws.head[h], ws);
             ws.set_link(ip, ws.head[h]);
             ws.head[h] = T::encode(ip);
             found

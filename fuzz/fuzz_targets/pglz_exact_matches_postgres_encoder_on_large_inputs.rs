@@ -1,0 +1,48 @@
+//! Property: on inputs over 61,440 bytes (the exact encoder's `u32` history and its 16-byte
+//! candidate compares, the TOAST-sized path) `pglz::compress` is byte-identical to PostgreSQL
+//! 15's C `pglz_compress` and refuses exactly what it refuses.
+//!
+//! Input: byte 0 picks `PGLZ_strategy_default` or `PGLZ_strategy_always`, bytes 1-2 the length
+//! beyond 61,441 (up to 192 KB more); the rest, repeated, rotated by a step that changes per
+//! copy and with one byte per copy overwritten, fills it, so that matches of every length and
+//! distance meet the history wrap and the 4 KB reach. (`pglz_exact_matches_postgres_encoder`
+//! covers short inputs and every strategy clamp.)
+#![no_main]
+
+use compresslab_core::pglz::{self, Strategy};
+use compresslab_fuzz::{c_pglz_compress, CStrategy, Reader};
+use libfuzzer_sys::fuzz_target;
+
+const SMALL_INPUT_MAX: usize = 61_440;
+
+fuzz_target!(|data: &[u8]| {
+    let mut r = Reader::new(data);
+    let (rust_strategy, c_strategy) =
+        if r.u8() & 1 == 0 { (Strategy::DEFAULT, CStrategy::Default) } else { (Strategy::ALWAYS, CStrategy::Always) };
+    let len = SMALL_INPUT_MAX + 1 + usize::from(r.u16()) * 3;
+    let seed = r.rest;
+    if seed.is_empty() {
+        return;
+    }
+    let mut src = Vec::with_capacity(len);
+    let mut copy = 0usize;
+    while src.len() < len {
+        let start = src.len();
+        let rotate = (copy * 13) % seed.len();
+        src.extend(seed[rotate..].iter().chain(&seed[..rotate]).take(len - start));
+        let poke = start + (copy * 7919) % (src.len() - start);
+        src[poke] = copy as u8;
+        copy += 1;
+    }
+    let c = c_pglz_compress(&src, c_strategy);
+    let rust = pglz::compress(&src, &rust_strategy);
+    match (&c, &rust) {
+        (Some(c), Some(rust)) => assert!(c == rust, "outputs differ ({} vs {} bytes), {len} input bytes", c.len(), rust.len()),
+        (None, None) => {}
+        (c, rust) => panic!(
+            "accept/refuse differ, {len} input bytes: C {:?}, Rust {:?}",
+            c.as_ref().map(|v| v.len()),
+            rust.as_ref().map(|v| v.len())
+        ),
+    }
+});
