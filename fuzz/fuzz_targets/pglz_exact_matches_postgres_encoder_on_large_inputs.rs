@@ -3,7 +3,7 @@
 //! 15's C `pglz_compress` and refuses exactly what it refuses.
 //!
 //! Input: byte 0 picks `PGLZ_strategy_default` or `PGLZ_strategy_always`, bytes 1-2 the length
-//! beyond 61,441 (up to 192 KB more); the rest, repeated, rotated by a step that changes per
+//! beyond 61,441 (up to 64 KB more); the rest, repeated, rotated by a step that changes per
 //! copy and with one byte per copy overwritten, fills it, so that matches of every length and
 //! distance meet the history wrap and the 4 KB reach. (`pglz_exact_matches_postgres_encoder`
 //! covers short inputs and every strategy clamp.)
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let mut r = Reader::new(data);
     let (rust_strategy, c_strategy) =
         if r.u8() & 1 == 0 { (Strategy::DEFAULT, CStrategy::Default) } else { (Strategy::ALWAYS, CStrategy::Always) };
-    let len = SMALL_INPUT_MAX + 1 + usize::from(r.u16()) * 3;
+    let len = SMALL_INPUT_MAX + 1 + usize::from(r.u16());
     let seed = r.rest;
     if seed.is_empty() {
         return;
