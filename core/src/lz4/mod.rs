@@ -1,4 +1,5 @@
-//! LZ4, through the pure-Rust `lz4_flex` crate with its safe (bounds-checked) decoder.
+//! LZ4, through the pure-Rust `lz4_flex` crate with its safe (bounds-checked) decoder; [`decode`]
+//! is our own safe block decoder, not yet wired in.
 //!
 //! Two format layers, as in the LZ4 specification:
 //!
@@ -24,5 +25,6 @@
 //! first, and frames without a declared size are decoded through a bounded reader.
 
 pub mod block;
+pub mod decode;
 pub mod frame;
 pub mod stream;
