@@ -103,6 +103,9 @@ const FAST_IN: usize = 1 + 16 + 2;
 /// Output room for the fast path: 16 bytes of literal copy, then a short match (at most 18
 /// bytes) copied in chunks that may overshoot it by up to 15 bytes, all inside.
 const FAST_OUT: usize = 64;
+/// Matches without overlap up to this long are copied in inline chunks when there is room;
+/// longer ones by one exact copy (a memcpy call).
+const INLINE_COPY: usize = 32;
 /// Room that must be left past a match for its chunked copy, which may overshoot by up to 15.
 const WILD_ROOM: usize = 16;
 
@@ -261,8 +264,8 @@ fn copy_match<const DICT: bool>(
         }
         return Ok(end);
     }
-    if offset >= len {
-        // No overlap: one exact copy from the output before op.
+    if offset >= len && len > INLINE_COPY {
+        // A long match without overlap: one exact copy (memcpy) from the output before op.
         let (done, rest) = dst.split_at_mut(op);
         rest[..len].copy_from_slice(&done[start..start + len]);
     } else if offset >= 32 {
@@ -291,8 +294,12 @@ fn copy_match<const DICT: bool>(
             s += 8;
             d += 8;
         }
+    } else if offset == 1 {
+        // A run of one byte (zeros, mostly): memset.
+        let byte = dst[start];
+        dst[op..end].fill(byte);
     } else {
-        // Offsets 1..7: the match repeats the last `offset` bytes. Build its first 8 bytes
+        // Offsets 2..7: the match repeats the last `offset` bytes. Build its first 8 bytes
         // from them (doubling the pattern until it is 8 bytes or more), then copy 8-byte
         // chunks from `period` back, the smallest multiple of `offset` that is 8 or more
         // (each chunk then reads bytes already final).
