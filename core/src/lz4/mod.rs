@@ -1,5 +1,5 @@
-//! LZ4, through the pure-Rust `lz4_flex` crate with its safe (bounds-checked) decoder; [`decode`]
-//! is our own safe block decoder, not yet wired in.
+//! LZ4: blocks decoded by our own safe-Rust decoder ([`decode`]), encoded by the pure-Rust
+//! `lz4_flex` crate.
 //!
 //! Two format layers, as in the LZ4 specification:
 //!
