@@ -1,4 +1,5 @@
-//! LZ4, through the pure-Rust `lz4_flex` crate with its safe (bounds-checked) decoder.
+//! LZ4: blocks decoded by our own safe-Rust decoder ([`decode`]), encoded by the pure-Rust
+//! `lz4_flex` crate.
 //!
 //! Two format layers, as in the LZ4 specification:
 //!
@@ -24,5 +25,6 @@
 //! first, and frames without a declared size are decoded through a bounded reader.
 
 pub mod block;
+pub mod decode;
 pub mod frame;
 pub mod stream;

@@ -35,7 +35,7 @@
 //!
 //! # Decoder
 //!
-//! `lz4_flex`'s safe block decoder with the history's last window as dictionary: any input is
+//! Our safe block decoder ([`super::decode`]) with the history's last window as dictionary: any input is
 //! either decoded to exactly the record's length or an error; nothing is read or written out
 //! of bounds.
 
@@ -287,7 +287,7 @@ impl Lz4StreamDecoder {
             }
             StreamBlock::Independent => block::decompress_into(payload, dst)?,
             StreamBlock::Linked => {
-                let n = lz4_flex::block::decompress_into_with_dict(payload, dst, self.history.dict())
+                let n = super::decode::decompress_into_with_dict(payload, dst, self.history.dict())
                     .map_err(|e| block::block_error(e, dst.len()))?;
                 if n != dst.len() {
                     return Err(CodecError::corrupt(format!(
