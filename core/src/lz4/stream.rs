@@ -35,9 +35,10 @@
 //!
 //! # Decoder
 //!
-//! Our safe block decoder ([`super::decode`]) with the history's last window as dictionary: any input is
-//! either decoded to exactly the record's length or an error; nothing is read or written out
-//! of bounds.
+//! Our block decoder ([`super::decode`]) with the history's last window as dictionary (matches
+//! reaching into it go through the decoder's bounds-checked careful path): any input is either
+//! decoded to exactly the record's length or an error; nothing is read or written out of
+//! bounds.
 
 use crate::bytes::{common_prefix, load_u32, load_u64};
 use crate::error::{try_reserve, try_resize, CodecError, Result};
