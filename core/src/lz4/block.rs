@@ -1,5 +1,6 @@
 //! LZ4 block format, with and without a 4-byte little-endian raw-size prefix.
 
+use super::decode::{self, DecodeError};
 use crate::error::{try_zeroed, CodecError, Result};
 
 /// Compress `src` into one LZ4 block (no size prefix).
@@ -37,7 +38,7 @@ pub fn decompress(src: &[u8], raw_size: usize) -> Result<Vec<u8>> {
 
 /// Decompress one LZ4 block into `dst`, which must be filled exactly.
 pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
-    let produced = lz4_flex::block::decompress_into(src, dst).map_err(|e| block_error(e, dst.len()))?;
+    let produced = decode::decompress_into(src, dst).map_err(|e| block_error(e, dst.len()))?;
     if produced != dst.len() {
         return Err(CodecError::corrupt(format!(
             "lz4 block decodes to {produced} bytes, but the raw size given is {}: the size given does not match the data",
@@ -47,21 +48,20 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// lz4_flex's decoding errors in our words, for a block decoded into `raw_size` bytes.
-pub(crate) fn block_error(e: lz4_flex::block::DecompressError, raw_size: usize) -> CodecError {
-    use lz4_flex::block::DecompressError as E;
+/// The decoder's errors in our words, for a block decoded into `raw_size` bytes.
+pub(crate) fn block_error(e: DecodeError, raw_size: usize) -> CodecError {
+    use DecodeError as E;
     CodecError::corrupt(match e {
-        E::OutputTooSmall { .. } => format!(
+        E::OutputTooSmall => format!(
             "lz4 block decodes to more than the raw size given ({raw_size} bytes): the size given does not match the data"
         ),
-        E::LiteralOutOfBounds | E::ExpectedAnotherByte => {
+        E::LiteralOutOfBounds | E::Truncated => {
             "lz4 block is truncated or corrupt: it ends in the middle of a sequence".to_string()
         }
         E::OffsetZero => "lz4 block is corrupt: a match has offset 0".to_string(),
         E::OffsetOutOfBounds => {
             "lz4 block is corrupt: a match refers to bytes before the start of the output".to_string()
         }
-        _ => "lz4 block is corrupt".to_string(),
     })
 }
 

@@ -30,9 +30,9 @@
 
 use std::io::Write;
 
-use lz4_flex::block::DecompressError;
 use twox_hash::XxHash32;
 
+use super::decode::{self, DecodeError};
 use crate::error::{try_with_capacity, CodecError, Result};
 
 const FRAME_MAGIC: u32 = 0x184D_2204;
@@ -344,14 +344,14 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
         out.resize(start.saturating_add(cap), 0);
         let (earlier, spare) = out.split_at_mut(start);
         let decoded = if desc.independent {
-            lz4_flex::block::decompress_into(data, spare)
+            decode::decompress_into(data, spare)
         } else {
             let window = earlier.get(start.saturating_sub(LINKED_WINDOW).max(frame_start)..).unwrap_or_default();
-            lz4_flex::block::decompress_into_with_dict(data, spare, window)
+            decode::decompress_into_with_dict(data, spare, window)
         };
         match decoded {
             Ok(n) => out.truncate(start.saturating_add(n)),
-            Err(DecompressError::OutputTooSmall { .. }) if cap < desc.block_max && cap == room => {
+            Err(DecodeError::OutputTooSmall) if cap < desc.block_max && cap == room => {
                 out.truncate(start);
                 return Err(if declared_room.is_some_and(|r| r <= limit_room) {
                     mismatch_more(held.saturating_add(cap).saturating_add(1))
@@ -388,19 +388,18 @@ fn limit_exceeded(max_raw: usize) -> CodecError {
 }
 
 /// A block that the LZ4 block decoder rejected, in words.
-fn block_error(e: &DecompressError, block: u64, frame: u64, independent: bool, block_max: usize) -> CodecError {
+fn block_error(e: &DecodeError, block: u64, frame: u64, independent: bool, block_max: usize) -> CodecError {
     let why = match e {
-        DecompressError::OutputTooSmall { .. } => {
+        DecodeError::OutputTooSmall => {
             format!("it decodes to more than the frame's block maximum of {block_max} bytes")
         }
-        DecompressError::LiteralOutOfBounds => "its literal bytes run past its end".to_string(),
-        DecompressError::ExpectedAnotherByte => "it ends in the middle of a sequence".to_string(),
-        DecompressError::OffsetZero => "a match has the invalid offset 0".to_string(),
-        DecompressError::OffsetOutOfBounds if independent => {
+        DecodeError::LiteralOutOfBounds => "its literal bytes run past its end".to_string(),
+        DecodeError::Truncated => "it ends in the middle of a sequence".to_string(),
+        DecodeError::OffsetZero => "a match has the invalid offset 0".to_string(),
+        DecodeError::OffsetOutOfBounds if independent => {
             "a match refers back to before the start of the block (the frame's blocks are independent)".to_string()
         }
-        DecompressError::OffsetOutOfBounds => "a match refers back to before the start of the frame".to_string(),
-        _ => "it is not valid LZ4 block data".to_string(),
+        DecodeError::OffsetOutOfBounds => "a match refers back to before the start of the frame".to_string(),
     };
     CodecError::corrupt(format!("lz4 frame is corrupt: block {block} of frame {frame} is damaged: {why}"))
 }

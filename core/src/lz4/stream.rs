@@ -35,9 +35,10 @@
 //!
 //! # Decoder
 //!
-//! `lz4_flex`'s safe block decoder with the history's last window as dictionary: any input is
-//! either decoded to exactly the record's length or an error; nothing is read or written out
-//! of bounds.
+//! Our block decoder ([`super::decode`]) with the history's last window as dictionary (matches
+//! reaching into it go through the decoder's bounds-checked careful path): any input is either
+//! decoded to exactly the record's length or an error; nothing is read or written out of
+//! bounds.
 
 use crate::bytes::{common_prefix, load_u32, load_u64};
 use crate::error::{try_reserve, try_resize, CodecError, Result};
@@ -287,7 +288,7 @@ impl Lz4StreamDecoder {
             }
             StreamBlock::Independent => block::decompress_into(payload, dst)?,
             StreamBlock::Linked => {
-                let n = lz4_flex::block::decompress_into_with_dict(payload, dst, self.history.dict())
+                let n = super::decode::decompress_into_with_dict(payload, dst, self.history.dict())
                     .map_err(|e| block::block_error(e, dst.len()))?;
                 if n != dst.len() {
                     return Err(CodecError::corrupt(format!(
