@@ -29,9 +29,7 @@
 use std::cell::RefCell;
 
 use super::strategy::Strategy;
-use crate::bytes::{
-    common_prefix, common_prefix_unchecked, load_u32, load_u32_unchecked, load_u64, load_u64_unchecked,
-};
+use crate::bytes::{common_prefix, common_prefix_unchecked, load_u32, load_u32_unchecked, load_u64_unchecked};
 
 /// Longest match a tag can express.
 const MAX_MATCH: usize = 273;
@@ -394,6 +392,76 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
     }
 }
 
+/// The `W` (8 or 16) bytes at `at` as one little-endian integer.
+///
+/// # Safety
+///
+/// `at + W <= src.len()`.
+#[inline(always)]
+unsafe fn load_word<const W: usize>(src: &[u8], at: usize) -> u128 {
+    // SAFETY: both loads lie in [at, at + W), inside src by the caller's guarantee.
+    unsafe {
+        let low = u128::from(load_u64_unchecked(src, at));
+        if W == 16 {
+            low | (u128::from(load_u64_unchecked(src, at + 8)) << 64)
+        } else {
+            low
+        }
+    }
+}
+
+/// The walk of [`find_match`]: candidates newest first until one is 0x0fff or
+/// more back, the best updated with conditional moves (the newest wins ties),
+/// stopping once the best reaches the decaying "good" length (from the table of
+/// `prepare_good_walk`). `len_at(cand)` is the match length at a candidate at
+/// most 0x0ffe bytes before `ip`. The walk follows slots (`next`), decoding each
+/// to a position on the side, so a step is one load (see the u16 `Slot`).
+#[inline(always)]
+fn walk<T: Slot>(ip: usize, head: T, ws: &Tables<T>, len_at: impl Fn(usize) -> usize) -> (usize, usize) {
+    let good = &ws.good_walk;
+    let (mut best_len, mut best_off) = (0usize, 0usize);
+    let mut i = 0usize;
+    let mut slot = head;
+    loop {
+        let cand = slot.decode();
+        let off = ip.wrapping_sub(cand);
+        if off >= MAX_DISTANCE {
+            break;
+        }
+        let len = len_at(cand);
+        if len > best_len {
+            best_len = len;
+            best_off = off;
+        }
+        if best_len >= usize::from(good[i % GOOD_STEPS]) {
+            break;
+        }
+        i += 1;
+        slot = ws.next(slot);
+    }
+    (best_len, best_off)
+}
+
+/// [`walk`] when at least `W` (8 or 16) bytes are left at `ip`: the first `W`
+/// bytes of every candidate are compared with one XOR.
+#[inline(always)]
+fn walk_by_words<T: Slot, const W: usize>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
+    let limit = (src.len() - ip).min(MAX_MATCH);
+    assert!(src.len() - ip >= W);
+    // SAFETY: ip + W <= src.len(), just asserted.
+    let cur = unsafe { load_word::<W>(src, ip) };
+    walk(ip, head, ws, |cand| {
+        // SAFETY: `walk` passes candidates 1..=0x0ffe bytes before ip, so
+        // cand + W <= ip + W <= src.len().
+        let diff = unsafe { load_word::<W>(src, cand) } ^ cur;
+        if diff != 0 {
+            (diff.trailing_zeros() / 8) as usize
+        } else {
+            W + common_prefix(src, cand + W, ip + W, limit - W)
+        }
+    })
+}
+
 /// The history search of `pglz_find_match`: walk the bucket newest first, stop at
 /// distance 0x0fff, keep the longest match (the newest wins ties), stop once the
 /// best reaches the decaying "good" length. Returns (length, offset); a length
@@ -404,97 +472,16 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
 /// anyway, and `good` is not used afterwards.
 #[inline(always)]
 fn find_match<T: Slot, const WIDE: bool>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
-    // The "good" length after the i-th candidate, from the table of the decay
-    // (`prepare_good_walk`).
-    let good = &ws.good_walk;
-    let mut i = 0usize;
     let avail = src.len() - ip;
-    let mut best_len = 0usize;
-    let mut best_off = 0usize;
-    // The walk follows slots (`next`), decoding each to a position on the side, so
-    // a step of the walk is one load (see the u16 `Slot`).
-    let mut slot = head;
     if WIDE && avail >= 16 {
         // Sixteen bytes of every candidate compared at once (see `compress_core`).
-        let limit = avail.min(MAX_MATCH);
-        let cur = u128::from(load_u64(src, ip)) | (u128::from(load_u64(src, ip + 8)) << 64);
-        loop {
-            let cand = slot.decode();
-            let off = ip.wrapping_sub(cand);
-            if off >= MAX_DISTANCE {
-                break;
-            }
-            // SAFETY: off = ip - cand < 0x0fff without wrapping, so cand <= ip and
-            // cand + 16 <= ip + 16 <= src.len().
-            let c = unsafe {
-                u128::from(load_u64_unchecked(src, cand)) | (u128::from(load_u64_unchecked(src, cand + 8)) << 64)
-            };
-            let diff = c ^ cur;
-            let len = if diff != 0 {
-                (diff.trailing_zeros() / 8) as usize
-            } else {
-                16 + common_prefix(src, cand + 16, ip + 16, limit - 16)
-            };
-            if len > best_len {
-                best_len = len;
-                best_off = off;
-            }
-            if best_len >= usize::from(good[i % GOOD_STEPS]) {
-                break;
-            }
-            i += 1;
-            slot = ws.next(slot);
-        }
+        walk_by_words::<T, 16>(src, ip, head, ws)
     } else if avail >= 8 {
-        // Branch-light walk: the first eight bytes of every candidate are compared
-        // with one XOR, and the best is updated with conditional moves.
-        let limit = avail.min(MAX_MATCH);
-        let cur = load_u64(src, ip);
-        loop {
-            let cand = slot.decode();
-            let off = ip.wrapping_sub(cand);
-            if off >= MAX_DISTANCE {
-                break;
-            }
-            // SAFETY: off = ip - cand < 0x0fff without wrapping, so cand <= ip and
-            // cand + 8 <= ip + 8 <= src.len().
-            let diff = unsafe { load_u64_unchecked(src, cand) } ^ cur;
-            let len = if diff != 0 {
-                (diff.trailing_zeros() / 8) as usize
-            } else {
-                8 + common_prefix(src, cand + 8, ip + 8, limit - 8)
-            };
-            if len > best_len {
-                best_len = len;
-                best_off = off;
-            }
-            if best_len >= usize::from(good[i % GOOD_STEPS]) {
-                break;
-            }
-            i += 1;
-            slot = ws.next(slot);
-        }
+        walk_by_words::<T, 8>(src, ip, head, ws)
     } else {
         // Fewer than eight bytes left: compare byte by byte.
-        loop {
-            let cand = slot.decode();
-            let off = ip.wrapping_sub(cand);
-            if off >= MAX_DISTANCE {
-                break;
-            }
-            let len = common_prefix(src, cand, ip, avail);
-            if len > best_len {
-                best_len = len;
-                best_off = off;
-            }
-            if best_len >= usize::from(good[i % GOOD_STEPS]) {
-                break;
-            }
-            i += 1;
-            slot = ws.next(slot);
-        }
+        walk(ip, head, ws, |cand| common_prefix(src, cand, ip, avail))
     }
-    (best_len, best_off)
 }
 
 /// The exact encoder. With `WIDE`, the match search compares 16 bytes of each
@@ -553,8 +540,11 @@ fn compress_core<T: Slot, const WIDE: bool>(
             let head = ws.head[bucket];
             ws.set_link(ip, head);
             ws.head[bucket] = T::encode(ip);
-            let (len, off) =
-                if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE { (0, 0) } else { find_match::<T, WIDE>(src, ip, head, ws) };
+            let (len, off) = if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE {
+                (0, 0)
+            } else {
+                find_match::<T, WIDE>(src, ip, head, ws)
+            };
             if len > 2 {
                 emit.tag(off, len);
                 // Every covered position enters the history, oldest first.
