@@ -67,10 +67,7 @@ impl ResultBytea {
 
     /// [`within_bound`](Self::within_bound) for a writer that may decline (`None`, as pglz
     /// declines data it cannot shrink): then no result.
-    pub fn within_bound_or_none(
-        bound: usize,
-        write: impl FnOnce(&mut [u8]) -> Option<usize>,
-    ) -> Option<ResultBytea> {
+    pub fn within_bound_or_none(bound: usize, write: impl FnOnce(&mut [u8]) -> Option<usize>) -> Option<ResultBytea> {
         if bound > gucs::MAX_RESULT as usize {
             let mut aside = try_zeroed(bound, "room for the result").or_raise();
             let n = write(&mut aside)?;

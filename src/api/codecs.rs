@@ -36,10 +36,9 @@ fn compress_with_level(data: &[u8], method: &str, level: i32) -> ResultBytea {
 }
 
 fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> ResultBytea {
-    ResultBytea::within_bound(
-        envelope::compress_bound(data.len()),
-        |room| envelope::compress_to(data, method, level, room, &mut check_interrupts).or_raise(),
-    )
+    ResultBytea::within_bound(envelope::compress_bound(data.len()), |room| {
+        envelope::compress_to(data, method, level, room, &mut check_interrupts).or_raise()
+    })
 }
 
 /// Decompress a value written by `compress()`; the method is read from its header.
@@ -89,12 +88,8 @@ fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, tr
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea {
     ResultBytea::within_bound(4 + lz4::block::compress_bound(data.len()), |room| {
-        if size_prefix {
-            lz4::block::compress_prefixed_to(data, room)
-        } else {
-            lz4::block::compress_to(data, room)
-        }
-        .or_raise()
+        if size_prefix { lz4::block::compress_prefixed_to(data, room) } else { lz4::block::compress_to(data, room) }
+            .or_raise()
     })
 }
 
@@ -118,10 +113,9 @@ fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
-    ResultBytea::within_bound(
-        lz4::frame::compress_bound(data.len()),
-        |room| lz4::frame::compress_to(data, room).or_raise(),
-    )
+    ResultBytea::within_bound(lz4::frame::compress_bound(data.len()), |room| {
+        lz4::frame::compress_to(data, room).or_raise()
+    })
 }
 
 /// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool). The frame decoder
@@ -150,14 +144,11 @@ fn zstd_compress_dictionary(data: &[u8], level: i32, dictionary: &[u8]) -> Resul
 }
 
 fn zstd_frame(data: &[u8], level: i32, dictionary: Option<&[u8]>) -> ResultBytea {
-    ResultBytea::within_bound(
-        zstd_codec::compress_bound(data.len()),
-        |room| {
-            zstd_codec::compress_to(data, level, dictionary, room, &mut check_interrupts)
-                .or_raise()
-                .unwrap_or_else(|| raise(CodecError::invalid("zstd frame is larger than ZSTD_compressBound")))
-        },
-    )
+    ResultBytea::within_bound(zstd_codec::compress_bound(data.len()), |room| {
+        zstd_codec::compress_to(data, level, dictionary, room, &mut check_interrupts)
+            .or_raise()
+            .unwrap_or_else(|| raise(CodecError::invalid("zstd frame is larger than ZSTD_compressBound")))
+    })
 }
 
 /// Decompress zstd frames (from `zstd_compress` or the `zstd` tool).
