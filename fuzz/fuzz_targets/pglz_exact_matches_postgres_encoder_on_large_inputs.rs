@@ -37,7 +37,9 @@ fuzz_target!(|data: &[u8]| {
     let c = c_pglz_compress(&src, c_strategy);
     let rust = pglz::compress(&src, &rust_strategy);
     match (&c, &rust) {
-        (Some(c), Some(rust)) => assert!(c == rust, "outputs differ ({} vs {} bytes), {len} input bytes", c.len(), rust.len()),
+        (Some(c), Some(rust)) => {
+            assert!(c == rust, "outputs differ ({} vs {} bytes), {len} input bytes", c.len(), rust.len())
+        }
         (None, None) => {}
         (c, rust) => panic!(
             "accept/refuse differ, {len} input bytes: C {:?}, Rust {:?}",
