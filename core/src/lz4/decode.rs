@@ -274,30 +274,15 @@ unsafe fn repeat_pattern(m: *const u8, offset: usize) -> ([u8; 8], usize) {
     (v.to_le_bytes(), step)
 }
 
-/// Read a length extension (the bytes after a nibble of 15) at `*ip`, checking every byte
-/// against `iend`; returns what the bytes add (at most 255 for each byte read).
-///
-/// # Safety
-///
-/// `*ip <= iend`, both in (or one past the end of) the same slice.
+/// [`read_length`] for the fast loop's cursor `ip`, a pointer into `src` (which starts at
+/// `istart`).
 #[inline(always)]
-unsafe fn read_length_ptr(ip: &mut *const u8, iend: *const u8) -> Result<usize, DecodeError> {
-    let mut n = 0usize;
-    loop {
-        if *ip >= iend {
-            return Err(DecodeError::Truncated);
-        }
-        // SAFETY: *ip < iend, so *ip points at a byte of the slice, and *ip + 1 <= iend.
-        let b = unsafe {
-            let b = **ip;
-            *ip = ip.add(1);
-            b
-        };
-        n += b as usize;
-        if b != 255 {
-            return Ok(n);
-        }
-    }
+fn read_length_at(src: &[u8], istart: *const u8, ip: &mut *const u8) -> Result<usize, DecodeError> {
+    let mut at = *ip as usize - istart as usize;
+    let n = read_length(src, &mut at)?;
+    // SAFETY: read_length leaves `at` at most src.len() (it reads only bytes it checked).
+    *ip = unsafe { istart.add(at) };
+    Ok(n)
 }
 
 /// The fast loop (see the module header): decode whole sequences from `*ip_at` in `src` to
@@ -348,8 +333,7 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
                 op = op.add(lit_nibble);
             }
         } else {
-            // SAFETY: ip <= iend (ip = seq_ip + 1 < iend).
-            let lit = lit_nibble + unsafe { read_length_ptr(&mut ip, iend) }?;
+            let lit = lit_nibble + read_length_at(src, istart, &mut ip)?;
             if lit + LONG_LIT_ROOM > iend as usize - ip as usize || lit + LONG_LIT_ROOM > oend as usize - op as usize {
                 // Near an end (or the run does not fit at all): the careful path decides.
                 ip = seq_ip;
@@ -381,8 +365,7 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
         }
         let mut len = (token & 15) as usize;
         if len == 15 {
-            // SAFETY: ip <= iend (just above).
-            len += unsafe { read_length_ptr(&mut ip, iend) }?;
+            len += read_length_at(src, istart, &mut ip)?;
         }
         len += MIN_MATCH;
         if len + FAST_OUT > oend as usize - op as usize {
