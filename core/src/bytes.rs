@@ -1,5 +1,6 @@
-//! Byte-level helpers the codec kernels share: little-endian loads and the common-prefix
-//! length of two positions of one buffer (how far a match extends).
+//! Byte-level helpers the codec kernels share: little-endian loads, the common-prefix
+//! length of two positions of one buffer (how far a match extends), and the repeating
+//! pattern of a short-offset match (how the decoders copy one).
 
 /// Four bytes at `at`, little-endian. Panics if fewer than four bytes remain.
 #[inline(always)]
@@ -82,6 +83,32 @@ pub unsafe fn common_prefix_unchecked(buf: &[u8], a: usize, b: usize, limit: usi
     n
 }
 
+/// Multipliers that repeat the first `period` bytes of a u64 (the rest zero) through all 8:
+/// one 1 every `period` bytes (the copies occupy disjoint bytes, so the product is their OR).
+const REPEAT: [u64; 8] = [
+    0,
+    0x0101_0101_0101_0101,
+    0x0001_0001_0001_0001,
+    0x0001_0000_0100_0001,
+    0x0000_0001_0000_0001,
+    0x0000_0100_0000_0001,
+    0x0001_0000_0000_0001,
+    0x0100_0000_0000_0001,
+];
+
+/// For a match with an offset (`period`) of 1..=7, whose bytes repeat the `period` bytes
+/// before it: the 8 bytes of that repetition, built from `seed` (8 bytes read from the
+/// match's source, little-endian; only its first `period` bytes are used), and the largest
+/// multiple of `period` up to 8, the stride at which 8-byte stores of them stay in phase.
+#[inline(always)]
+pub fn repeating(seed: u64, period: usize) -> ([u8; 8], usize) {
+    debug_assert!((1..8).contains(&period));
+    let v = (seed & (u64::MAX >> (64 - 8 * period))).wrapping_mul(REPEAT[period & 7]);
+    // The strides for periods 0..7 (8, 8, 8, 6, 8, 5, 6, 7), one byte each.
+    let step = (0x0706_0508_0608_0808u64 >> (8 * period)) as usize & 0xff;
+    (v.to_le_bytes(), step)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +122,17 @@ mod tests {
         assert_eq!(common_prefix(buf, 1, 2, 10), 0);
         assert_eq!(load_u32(b"\x01\x02\x03\x04", 0), 0x0403_0201);
         assert_eq!(load_u64(&[1, 0, 0, 0, 0, 0, 0, 0, 9], 0), 1);
+    }
+
+    #[test]
+    fn repeating_repeats_the_period_and_strides_in_phase() {
+        let seed = u64::from_le_bytes([11, 22, 33, 44, 55, 66, 77, 88]);
+        for period in 1..8 {
+            let (bytes, step) = repeating(seed, period);
+            for (k, b) in bytes.iter().enumerate() {
+                assert_eq!(*b, seed.to_le_bytes()[k % period], "period {period} byte {k}");
+            }
+            assert_eq!(step, 8 / period * period, "period {period}");
+        }
     }
 }

@@ -131,6 +131,8 @@
 
 use std::ptr;
 
+use crate::bytes::repeating;
+
 /// Why a block does not decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodeError {
@@ -243,19 +245,6 @@ unsafe fn wild_copy32(to: *mut u8, from: *const u8, len: usize) {
     }
 }
 
-/// Multipliers that repeat the first `offset` bytes of a u64 (the rest zero) through all 8:
-/// one 1 every `offset` bytes (the copies occupy disjoint bytes, so the product is their OR).
-const REPEAT: [u64; 8] = [
-    0,
-    0x0101_0101_0101_0101,
-    0x0001_0001_0001_0001,
-    0x0001_0000_0100_0001,
-    0x0000_0001_0000_0001,
-    0x0000_0100_0000_0001,
-    0x0001_0000_0000_0001,
-    0x0100_0000_0000_0001,
-];
-
 /// For a match at `m` with an offset of 1..7 (it repeats the `offset` bytes at m): the 8 bytes
 /// of that repetition, and the largest multiple of the offset up to 8, at which intervals they
 /// can be stored in phase.
@@ -265,13 +254,9 @@ const REPEAT: [u64; 8] = [
 /// `m..m + 8` must be readable (the bytes from `m + offset` on are read but not used).
 #[inline(always)]
 unsafe fn repeat_pattern(m: *const u8, offset: usize) -> ([u8; 8], usize) {
-    debug_assert!((1..8).contains(&offset));
     // SAFETY: the caller's contract.
     let seed = u64::from_le_bytes(unsafe { ptr::read_unaligned(m as *const [u8; 8]) });
-    let v = (seed & (u64::MAX >> (64 - 8 * offset))).wrapping_mul(REPEAT[offset & 7]);
-    // The steps for offsets 0..7 (8, 8, 8, 6, 8, 5, 6, 7), one byte each.
-    let step = (0x0706_0508_0608_0808u64 >> (8 * offset)) as usize & 0xff;
-    (v.to_le_bytes(), step)
+    repeating(seed, offset)
 }
 
 /// [`read_length`] for the fast loop's cursor `ip`, a pointer into `src` (which starts at
@@ -601,17 +586,10 @@ fn copy_match<const DICT: bool>(
         dst[op..end].fill(byte);
     } else {
         // Offsets 2..7: the match repeats the last `offset` bytes. Build its first 8 bytes
-        // from them (doubling the pattern until it is 8 bytes or more), then copy 8-byte
-        // chunks from `period` back, the smallest multiple of `offset` that is 8 or more
-        // (each chunk then reads bytes already final).
+        // from them, then copy 8-byte chunks from `period` back, the smallest multiple of
+        // `offset` that is 8 or more (each chunk then reads bytes already final).
         let seed: [u8; 8] = dst[start..start + 8].try_into().unwrap_or([0; 8]);
-        let mut v = u64::from_le_bytes(seed) & (u64::MAX >> (64 - 8 * offset));
-        let mut have = offset;
-        while have < 8 {
-            v |= v << (8 * have);
-            have *= 2;
-        }
-        dst[op..op + 8].copy_from_slice(&v.to_le_bytes());
+        dst[op..op + 8].copy_from_slice(&repeating(u64::from_le_bytes(seed), offset).0);
         let period = [8, 8, 8, 9, 8, 10, 12, 14][offset];
         let (mut s, mut d) = (op + 8 - period, op + 8);
         while d < end {

@@ -2,6 +2,7 @@
 
 use std::ptr;
 
+use crate::bytes::repeating;
 use crate::error::{try_zeroed, CodecError, Result};
 
 /// Largest raw size [`decompress`] will allocate: PostgreSQL's `MaxAllocSize`
@@ -314,10 +315,6 @@ unsafe fn copy16(s: *const u8, d: *mut u8) {
     unsafe { ptr::write_unaligned(d as *mut [u8; 16], ptr::read_unaligned(s as *const [u8; 16])) };
 }
 
-/// For offsets 1..=7: the largest multiple of the offset that is at most 8, the
-/// stride at which an 8-byte copy of the repeating pattern stays in phase.
-const PATTERN_STEP: [usize; 8] = [0, 8, 8, 6, 8, 5, 6, 7];
-
 /// The fast loop's match copy: the result of a forward byte-by-byte copy of
 /// `len` bytes from `off` bytes before `op`, written in 32-, 16-, 8-byte or
 /// pattern chunks that may store up to 31 bytes past `op + len`.
@@ -377,17 +374,9 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
     } else {
         // Offsets 1..=7: the output repeats the `off` bytes before op. Build eight
         // bytes of that repetition (byte k = out[op - off + k % off]) and store
-        // them every PATTERN_STEP[off] bytes, a multiple of the period. Stores
-        // reach at most op + max(len + 7, 32).
-        let first = u64::from_le_bytes(ptr::read_unaligned(s as *const [u8; 8]));
-        let mut pat = first & ((1u64 << (8 * off)) - 1);
-        let mut shift = 8 * off;
-        while shift < 64 {
-            pat |= pat << shift;
-            shift *= 2;
-        }
-        let bytes = pat.to_le_bytes();
-        let step = PATTERN_STEP[off];
+        // them every `step` bytes, a multiple of the period. Stores reach at most
+        // op + max(len + 7, 32).
+        let (bytes, step) = repeating(u64::from_le_bytes(ptr::read_unaligned(s as *const [u8; 8])), off);
         // Four stores whatever the length (at least 20 bytes, as step >= 5), then
         // more only for longer matches.
         for k in 0..4 {
