@@ -567,19 +567,9 @@ fn copy_match<const DICT: bool>(
             dst.copy_within(s..s + 16, d);
         }
     } else if offset >= 16 {
-        let (mut s, mut d) = (start, op);
-        while d < end {
-            dst.copy_within(s..s + 16, d);
-            s += 16;
-            d += 16;
-        }
+        copy_within_chunks::<16>(dst, start, op, end);
     } else if offset >= 8 {
-        let (mut s, mut d) = (start, op);
-        while d < end {
-            dst.copy_within(s..s + 8, d);
-            s += 8;
-            d += 8;
-        }
+        copy_within_chunks::<8>(dst, start, op, end);
     } else if offset == 1 {
         // A run of one byte (zeros, mostly): memset.
         let byte = dst[start];
@@ -591,14 +581,21 @@ fn copy_match<const DICT: bool>(
         let seed: [u8; 8] = dst[start..start + 8].try_into().unwrap_or([0; 8]);
         dst[op..op + 8].copy_from_slice(&repeating(u64::from_le_bytes(seed), offset).0);
         let period = [8, 8, 8, 9, 8, 10, 12, 14][offset];
-        let (mut s, mut d) = (op + 8 - period, op + 8);
-        while d < end {
-            dst.copy_within(s..s + 8, d);
-            s += 8;
-            d += 8;
-        }
+        copy_within_chunks::<8>(dst, op + 8 - period, op + 8, end);
     }
     Ok(end)
+}
+
+/// Copy `dst[s..]` to `dst[d..end]` in `N`-byte chunks, in order; the last chunk may run up to
+/// `N - 1` bytes past `end` (the careful path leaves `WILD_ROOM` for it). With `d - s >= N`
+/// every chunk reads bytes earlier chunks have finished, as a match's byte-by-byte copy would.
+#[inline(always)]
+fn copy_within_chunks<const N: usize>(dst: &mut [u8], mut s: usize, mut d: usize, end: usize) {
+    while d < end {
+        dst.copy_within(s..s + N, d);
+        s += N;
+        d += N;
+    }
 }
 
 #[cfg(test)]
