@@ -142,6 +142,33 @@ pub fn c_pglz_compress(src: &[u8], strategy: CStrategy) -> Option<Vec<u8>> {
     Some(dest)
 }
 
+/// Compress `src` with C's `pglz_compress` (`c_strategy`) and with our exact `pglz::compress`
+/// (`rust_strategy`, the same fields) and panic unless both refuse or both give the same bytes.
+pub fn assert_pglz_compress_matches_c(
+    src: &[u8],
+    c_strategy: CStrategy,
+    rust_strategy: &compresslab_core::pglz::Strategy,
+) {
+    let c = c_pglz_compress(src, c_strategy);
+    let rust = compresslab_core::pglz::compress(src, rust_strategy);
+    match (&c, &rust) {
+        (Some(c), Some(rust)) => assert!(
+            c == rust,
+            "outputs differ ({} vs {} bytes) for {rust_strategy:?}, {} input bytes",
+            c.len(),
+            rust.len(),
+            src.len()
+        ),
+        (None, None) => {}
+        (c, rust) => panic!(
+            "accept/refuse differ for {rust_strategy:?}, {} input bytes: C {:?}, Rust {:?}",
+            src.len(),
+            c.as_ref().map(|v| v.len()),
+            rust.as_ref().map(|v| v.len())
+        ),
+    }
+}
+
 /// The C strategies' fields, to check the Rust constants against the exported structs.
 pub fn c_strategy_fields(strategy: CStrategy) -> PgLzStrategy {
     // SAFETY: as above, the exported pointers point to static, initialised structs.
