@@ -175,7 +175,7 @@ SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps
 \qecho
 \qecho '### The speed goals, each beside its figure'
 \qecho
-\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; LZ4 is ours (lz4_flex's encoder, our decoder) against the liblz4 the server links.'
+\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; LZ4 is ours (lz4_flex''s encoder, our decoder) against the liblz4 the server links.'
 \qecho
 CREATE TEMP TABLE toast_sized AS
 SELECT 'catalog text, ' || s / 1024 || ' KB values' AS payload, b.*
