@@ -18,6 +18,7 @@ pub mod pglz;
 pub mod registry;
 pub mod rng;
 pub mod scenarios;
+pub mod wild_copy;
 pub mod zstd_codec;
 
 pub use envelope::Method;

@@ -58,8 +58,9 @@
 //!
 //!     The fast loop (`fast_loop`) works on raw pointers and copies in wide,
 //!     fixed-size chunks that may run past the end of a literal run or a
-//!     match ("wild" copies, as liblz4 does). It runs only while there is
-//!     room for them at both ends, which it checks before every step:
+//!     match ("wild" copies, as liblz4 does; the copies are the ones of
+//!     `wild_copy`, shared with the pglz decoder). It runs only while there
+//!     is room for them at both ends, which it checks before every step:
 //!
 //!       - at the top of every sequence, at least FAST_IN (19) input bytes
 //!         are left: the token, 16 bytes of literal copy and the 2-byte
@@ -132,6 +133,7 @@
 use std::ptr;
 
 use crate::bytes::repeating;
+use crate::wild_copy::{copy16, copy16_pairs, copy8};
 
 /// Why a block does not decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,55 +194,6 @@ fn read_length(src: &[u8], ip: &mut usize) -> Result<usize, DecodeError> {
         n += b as usize;
         if b != 255 {
             return Ok(n);
-        }
-    }
-}
-
-/// Copy 8 bytes from `from` to `to` (one unaligned load and store).
-///
-/// # Safety
-///
-/// `from..from + 8` must be readable, `to..to + 8` writable, and the two must not overlap.
-#[inline(always)]
-unsafe fn copy8(to: *mut u8, from: *const u8) {
-    // SAFETY: the caller's contract is copy_nonoverlapping's.
-    unsafe { ptr::copy_nonoverlapping(from, to, 8) }
-}
-
-/// Copy 16 bytes from `from` to `to` (one unaligned load and store).
-///
-/// # Safety
-///
-/// `from..from + 16` must be readable, `to..to + 16` writable, and the two must not overlap.
-#[inline(always)]
-unsafe fn copy16(to: *mut u8, from: *const u8) {
-    // SAFETY: the caller's contract is copy_nonoverlapping's.
-    unsafe { ptr::copy_nonoverlapping(from, to, 16) }
-}
-
-/// Copy `len` bytes from `from` to `to` in 32-byte steps (two 16-byte moves each), writing up
-/// to 31 bytes past `to + len` and reading up to 31 past `from + len`. Also right for a match
-/// with `to - from >= 16`: every 16-byte move reads bytes that earlier moves have finished.
-///
-/// # Safety
-///
-/// `from..from + len + 31` must be readable and `to..to + len + 31` writable; if the ranges
-/// overlap, `from + 16 <= to` (no 16-byte move then overlaps itself).
-#[inline(always)]
-unsafe fn wild_copy32(to: *mut u8, from: *const u8, len: usize) {
-    let (mut d, mut s) = (to, from);
-    // SAFETY: `end` and every `d`, `s` below stay within `len + 31` bytes of `to` and `from`
-    // (each step starts below `end`), inside the ranges of the caller's contract.
-    unsafe {
-        let end = to.add(len);
-        loop {
-            copy16(d, s);
-            copy16(d.add(16), s.add(16));
-            d = d.add(32);
-            s = s.add(32);
-            if d >= end {
-                break;
-            }
         }
     }
 }
@@ -313,7 +266,7 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
             // SAFETY: see above (16 bytes readable at ip and writable at op; lit <= 14); src
             // and dst are distinct slices, so they do not overlap.
             unsafe {
-                copy16(op, ip);
+                copy16(ip, op);
                 ip = ip.add(lit_nibble);
                 op = op.add(lit_nibble);
             }
@@ -329,7 +282,7 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
             // copy's reach of lit + 31 bytes is inside both, and src, dst do not overlap. The
             // offset's two bytes at ip + lit are inside src too.
             unsafe {
-                wild_copy32(op, ip, lit);
+                copy16_pairs(ip, op, lit);
                 ip = ip.add(lit);
                 op = op.add(lit);
             }
@@ -371,9 +324,9 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
                 // FAST_OUT). With offset >= 8 each 8-byte chunk reads bytes before its own
                 // destination (no overlap), finished by the chunks before it.
                 unsafe {
-                    copy8(op, m);
-                    copy8(op.add(8), m.add(8));
-                    copy8(op.add(16), m.add(16));
+                    copy8(m, op);
+                    copy8(m.add(8), op.add(8));
+                    copy8(m.add(16), op.add(16));
                 }
             } else {
                 // The three stores at op + k * step (5 <= step <= 8) cover at least op..op +
@@ -404,19 +357,19 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
             // offset >= 19 bytes apart, so no move overlaps itself.
             unsafe {
                 if len <= 32 {
-                    copy16(op, m);
-                    copy16(op.add(16), m.add(16));
+                    copy16(m, op);
+                    copy16(m.add(16), op.add(16));
                 } else if len <= 64 {
-                    copy16(op, m);
-                    copy16(op.add(16), m.add(16));
-                    copy16(op.add(len - 32), m.add(len - 32));
-                    copy16(op.add(len - 16), m.add(len - 16));
+                    copy16(m, op);
+                    copy16(m.add(16), op.add(16));
+                    copy16(m.add(len - 32), op.add(len - 32));
+                    copy16(m.add(len - 16), op.add(len - 16));
                 } else if len <= 128 {
                     for k in [0, 16, 32, 48] {
-                        copy16(op.add(k), m.add(k));
+                        copy16(m.add(k), op.add(k));
                     }
                     for k in [64, 48, 32, 16] {
-                        copy16(op.add(len - k), m.add(len - k));
+                        copy16(m.add(len - k), op.add(len - k));
                     }
                 } else {
                     ptr::copy_nonoverlapping(m, op, len);
@@ -425,7 +378,7 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
         } else if offset >= 16 {
             // An overlapping match from 16..len - 1 bytes back: 32-byte steps in order.
             // SAFETY: reach len + 31 < len + FAST_OUT at op and at m < op; m + 16 <= op.
-            unsafe { wild_copy32(op, m, len) };
+            unsafe { copy16_pairs(m, op, len) };
         } else if offset >= 8 {
             // SAFETY: 8-byte steps from op while below op + len: writes reach op + len + 7 and
             // reads m + len + 7 < op + len + 7, inside dst; each step reads bytes at least 8
@@ -434,7 +387,7 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
                 let end = op.add(len);
                 let (mut d, mut s) = (op, m as *const u8);
                 while d < end {
-                    copy8(d, s);
+                    copy8(s, d);
                     d = d.add(8);
                     s = s.add(8);
                 }

@@ -4,6 +4,7 @@ use std::ptr;
 
 use crate::bytes::repeating;
 use crate::error::{try_zeroed, CodecError, Result};
+use crate::wild_copy::{chunk_copy, copy16, copy8};
 
 /// Largest raw size [`decompress`] will allocate: PostgreSQL's `MaxAllocSize`
 /// (1 GB - 1), the bound on any varlena.
@@ -280,41 +281,6 @@ fn bad_offset(off: usize, tag_at: usize, op: usize) -> CodecError {
     }
 }
 
-/// Copies `len` bytes from `s` to `d` (`d - s >= N`) in `N`-byte chunks, storing
-/// up to `N - 1` bytes past `d + len`. Chunk i reads `[s + i, s + i + N)`, which
-/// ends at or before `d + i`: only bytes already final, as a forward byte copy
-/// would read.
-///
-/// # Safety
-///
-/// `[s, s + len + N)` is readable and `[d, d + len + N)` writable, in one buffer.
-#[inline(always)]
-unsafe fn chunk_copy<const N: usize>(s: *const u8, d: *mut u8, len: usize) {
-    let mut i = 0;
-    loop {
-        // SAFETY: i < len, so both chunks lie in the ranges the caller guarantees.
-        unsafe {
-            let v = ptr::read_unaligned(s.add(i) as *const [u8; N]);
-            ptr::write_unaligned(d.add(i) as *mut [u8; N], v);
-        }
-        i += N;
-        if i >= len {
-            break;
-        }
-    }
-}
-
-/// Copies 16 bytes from `s` to `d`.
-///
-/// # Safety
-///
-/// `[s, s + 16)` is readable and `[d, d + 16)` writable.
-#[inline(always)]
-unsafe fn copy16(s: *const u8, d: *mut u8) {
-    // SAFETY: the caller guarantees both ranges.
-    unsafe { ptr::write_unaligned(d as *mut [u8; 16], ptr::read_unaligned(s as *const [u8; 16])) };
-}
-
 /// The fast loop's match copy: the result of a forward byte-by-byte copy of
 /// `len` bytes from `off` bytes before `op`, written in 32-, 16-, 8-byte or
 /// pattern chunks that may store up to 31 bytes past `op + len`.
@@ -366,7 +332,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
     } else if off >= 8 {
         // Four 8-byte copies whatever the length up to 32, as above.
         for i in [0, 8, 16, 24] {
-            ptr::write_unaligned(d.add(i) as *mut [u8; 8], ptr::read_unaligned(s.add(i) as *const [u8; 8]));
+            copy8(s.add(i), d.add(i));
         }
         if len > 32 {
             chunk_copy::<8>(s, d, len);
