@@ -271,9 +271,16 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
                 op = op.add(lit_nibble);
             }
         } else {
+            // Long runs are not rare (a fifth of the sequences in page images), but marked
+            // cold, with the length bytes of long matches and every hand-back to the careful
+            // path, they let LLVM lay the common sequence (a short run, a short match) out
+            // as one straight stretch of code with a single taken branch instead of four:
+            // 1-3% faster (BENCHMARKS.md, "the fast loop's rare paths marked cold").
+            std::hint::cold_path();
             let lit = lit_nibble + read_length_at(src, istart, &mut ip)?;
             if lit + LONG_LIT_ROOM > iend as usize - ip as usize || lit + LONG_LIT_ROOM > oend as usize - op as usize {
                 // Near an end (or the run does not fit at all): the careful path decides.
+                std::hint::cold_path();
                 ip = seq_ip;
                 op = seq_op;
                 break;
@@ -297,17 +304,20 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
         // One test for an offset of 0 and for one reaching before the start of the output
         // (into the dictionary, or an error): the careful path tells them apart.
         if offset.wrapping_sub(1) >= op as usize - ostart as usize {
+            std::hint::cold_path();
             ip = seq_ip;
             op = seq_op;
             break;
         }
         let mut len = (token & 15) as usize;
         if len == 15 {
+            std::hint::cold_path();
             len += read_length_at(src, istart, &mut ip)?;
         }
         len += MIN_MATCH;
         if len + FAST_OUT > oend as usize - op as usize {
             // The output is too near its end for chunked copies: the careful path decides.
+            std::hint::cold_path();
             ip = seq_ip;
             op = seq_op;
             break;
