@@ -121,8 +121,9 @@ impl ServerZstd {
             return Err(failed());
         }
         let mut output = ZstdBuffer { ptr: dst.as_mut_ptr().cast(), size: dst.len(), pos: 0 };
-        let chunks = src.len().div_ceil(CHUNK);
-        for (i, chunk) in src.chunks(CHUNK).enumerate() {
+        let piece = zstd_codec::compress_chunk(self.level());
+        let chunks = src.len().div_ceil(piece);
+        for (i, chunk) in src.chunks(piece).enumerate() {
             let end = i + 1 == chunks;
             let mut input = ZstdBuffer { ptr: chunk.as_ptr().cast_mut().cast(), size: chunk.len(), pos: 0 };
             loop {

@@ -32,7 +32,8 @@
 //!   texts; only a failed allocation inside the library is [`CodecError::OutOfMemory`].
 //! * Long work is chunked: [`compress_with_tick`] and [`decompress_with_tick`] drive the
 //!   library's streaming API on at most [`CHUNK`] bytes of input (and, decoding, of output) at a
-//!   time and call `tick()` after each piece, where the extension checks for query cancel.
+//!   time, 128 KB when compressing at the slowest levels ([`compress_chunk`]), and call
+//!   `tick()` after each piece, where the extension checks for query cancel.
 //!   [`compress`] and [`decompress`] are the same code with a no-op tick.
 
 use std::num::NonZeroU32;
@@ -48,6 +49,24 @@ use errors::{
 
 /// How much input (and, decoding, output) the library gets between two `tick()` calls.
 pub const CHUNK: usize = 1 << 20;
+
+/// From this level on libzstd uses its slowest strategies (btopt, btultra): 3-10 MB/s on this
+/// machine, 5.5 MB/s at level 19 on random bytes, so a [`CHUNK`] would keep the backend from
+/// noticing a cancel for up to 200 ms, and twice that at the start of a frame.
+pub const SLOW_LEVELS_FROM: i32 = 16;
+
+/// Input between two `tick()` calls when compressing at [`SLOW_LEVELS_FROM`] or above: one
+/// block of the library (128 KB), some 25-40 ms of work.
+pub const SLOW_LEVEL_CHUNK: usize = 128 << 10;
+
+/// How much input the compressor gets between two `tick()` calls at `level`.
+pub fn compress_chunk(level: i32) -> usize {
+    if level >= SLOW_LEVELS_FROM {
+        SLOW_LEVEL_CHUNK
+    } else {
+        CHUNK
+    }
+}
 
 /// The shortest dictionary accepted: libzstd ignores shorter ones when compressing (but not
 /// when decoding), and a dictionary with the magic number needs at least its 8-byte header.
@@ -102,8 +121,8 @@ pub fn decompress(src: &[u8], dictionary: Option<&[u8]>, max_raw: usize) -> Resu
     decompress_with_tick(src, dictionary, max_raw, &mut || {})
 }
 
-/// [`compress`], feeding the library [`CHUNK`] bytes at a time and calling `tick` after each
-/// chunk (so a caller can check for cancellation). The result is one standard frame with the
+/// [`compress`], feeding the library [`compress_chunk`] bytes at a time (a [`CHUNK`], less at
+/// the slowest levels) and calling `tick` after each chunk (so a caller can check for cancellation). The result is one standard frame with the
 /// content size (pledged up front) and a checksum. An input of more than one chunk costs
 /// some speed (about 15% at level 3) against a one-pass compression, as the library copies it
 /// into its own window buffer.
@@ -148,8 +167,9 @@ pub fn compress_to(
     let mut output = OutBuffer::around(dst);
     // The last chunk goes in with ZSTD_e_end, so that an input of one chunk is compressed in a
     // single pass straight from `src` (the library buffers only what it must keep for later).
-    let chunks = src.len().div_ceil(CHUNK).max(1);
-    for (i, chunk) in src.chunks(CHUNK).chain(src.is_empty().then_some(&[][..])).enumerate() {
+    let piece = compress_chunk(level);
+    let chunks = src.len().div_ceil(piece).max(1);
+    for (i, chunk) in src.chunks(piece).chain(src.is_empty().then_some(&[][..])).enumerate() {
         let last = i + 1 == chunks;
         let mut input = InBuffer::around(chunk);
         loop {

@@ -250,6 +250,21 @@ fn ticks_come_per_chunk_and_the_frame_declares_its_size() {
 }
 
 #[test]
+fn the_slowest_levels_tick_every_block() {
+    assert_eq!(compress_chunk(SLOW_LEVELS_FROM - 1), CHUNK);
+    assert_eq!(compress_chunk(SLOW_LEVELS_FROM), SLOW_LEVEL_CHUNK);
+    let data: Vec<u8> =
+        (0..4 * SLOW_LEVEL_CHUNK as u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8 & 0x3F).collect();
+    let mut ticks = 0;
+    let frame = compress_with_tick(&data, SLOW_LEVELS_FROM, None, &mut || ticks += 1).unwrap();
+    assert_eq!(ticks, 4);
+    assert_eq!(decompress(&frame, None, data.len()).unwrap(), data);
+    let mut ticks = 0;
+    compress_with_tick(&data, SLOW_LEVELS_FROM - 1, None, &mut || ticks += 1).unwrap();
+    assert_eq!(ticks, 1);
+}
+
+#[test]
 fn frames_decode_in_place_into_a_buffer_of_their_declared_size() {
     let dict = sample_dictionary();
     let big: Vec<u8> = (0..3 * CHUNK as u32 + 17).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8 & 0x3F).collect();

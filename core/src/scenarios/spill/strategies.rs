@@ -167,13 +167,15 @@ impl SpillDecoder for Lz4StreamDecoder {
 
 struct ZstdStreamEncoder {
     encoder: ZstdEncoder<'static>,
+    /// Input between two ticks: less at the slowest levels (`zstd_codec::compress_chunk`).
+    piece: usize,
 }
 
 impl ZstdStreamEncoder {
     fn new(level: i32) -> Result<Self> {
         let encoder = ZstdEncoder::new(level)
             .map_err(|e| CodecError::invalid(format!("zstd: cannot create a stream at level {level}: {e}")))?;
-        Ok(ZstdStreamEncoder { encoder })
+        Ok(ZstdStreamEncoder { encoder, piece: zstd_codec::compress_chunk(level) })
     }
 }
 
@@ -184,7 +186,7 @@ fn zstd_failed(e: std::io::Error) -> CodecError {
 impl SpillEncoder for ZstdStreamEncoder {
     fn encode(&mut self, record: &[u8], out: &mut Vec<u8>, tick: &mut dyn FnMut()) -> Result<Flag> {
         // A long record goes in a chunk at a time, with a tick between chunks.
-        for chunk in record.chunks(zstd_codec::CHUNK) {
+        for chunk in record.chunks(self.piece) {
             let mut input = InBuffer::around(chunk);
             while input.pos() < chunk.len() {
                 reserve_room(out, zstd_codec::compress_bound(chunk.len() - input.pos()) + 64)?;
