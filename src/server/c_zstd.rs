@@ -107,7 +107,14 @@ impl ServerZstd {
     }
 
     /// One frame through `ZSTD_compressStream2`, a chunk of input at a time.
-    fn compress_streaming(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize> {
+    /// Compress `src` fed `piece` bytes at a time, with a `tick` after each piece.
+    fn compress_streaming(
+        &mut self,
+        src: &[u8],
+        dst: &mut [u8],
+        piece: usize,
+        tick: &mut dyn FnMut(),
+    ) -> Result<usize> {
         let failed = || CodecError::invalid("libzstd's ZSTD_compressStream2 failed");
         // SAFETY: the context is ours; these calls only set its parameters.
         let setup = unsafe {
@@ -121,7 +128,6 @@ impl ServerZstd {
             return Err(failed());
         }
         let mut output = ZstdBuffer { ptr: dst.as_mut_ptr().cast(), size: dst.len(), pos: 0 };
-        let piece = zstd_codec::compress_chunk(self.level());
         let chunks = src.len().div_ceil(piece);
         for (i, chunk) in src.chunks(piece).enumerate() {
             let end = i + 1 == chunks;
@@ -199,8 +205,11 @@ impl Codec for ServerZstd {
         zstd_codec::compress_bound(len)
     }
     fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
-        if src.len() > CHUNK {
-            return self.compress_streaming(src, dst, tick).map(Some);
+        // One call without a tick only for what may go between two ticks: less at the
+        // slowest levels.
+        let piece = zstd_codec::compress_chunk(self.level());
+        if src.len() > piece {
+            return self.compress_streaming(src, dst, piece, tick).map(Some);
         }
         // SAFETY: libzstd writes at most dst.len() bytes and reads src.len(); the context is ours.
         let n = unsafe {
