@@ -10,21 +10,27 @@
 //! * the C search gives up at the first entry whose distance is `>= 0x0fff`, so it
 //!   never looks at the oldest one or two positions of that window.
 //!
-//! Hence a head table of absolute positions and a ring of 4096 "previous position
-//! with the same hash" links (a hash chain, as in zlib) reproduces the C lists:
-//! while a chain walk stays within distance 0x0ffe every link it follows still
-//! belongs to the position it was written for, and the first link that left the
-//! window (where C would have unlinked the entry and ended the list) has a distance
-//! above 4096, which stops the walk exactly where C stops. Nothing else about the
-//! search (order, good-match decay, tie-breaking on the newest entry) changes.
+//! Hence a head table of absolute positions and a ring of "previous position with
+//! the same hash" links (a hash chain, as in zlib) reproduces the C lists: while a
+//! chain walk stays within distance 0x0ffe every link it follows still belongs to
+//! the position it was written for, and the first link that left the window (where
+//! C would have unlinked the entry and ended the list) has a distance above 4096,
+//! which stops the walk exactly where C stops. Nothing else about the search
+//! (order, good-match decay, tie-breaking on the newest entry) changes.
+//!
+//! Since every position enters the history whatever the items decide, a position's
+//! link depends on the input alone. So the links are made ahead of the items, a
+//! block of [`HASH_BLOCK`] positions at a time: the block's buckets in one
+//! vectorized pass (`fill_hashes`), then its links in a pass with no branches; the
+//! items only read the link of the position they start at. Entering a match's
+//! positions is then no loop of its own (whose exit, at a length in no order, the
+//! branch predictor misses). The ring has [`RING_LEN`] links, the history and one
+//! block, so making a block's links overwrites none still in reach.
 //!
 //! For inputs up to [`SMALL_INPUT`] bytes the links are not a ring but one per
 //! position (indexed by the stored slot itself), so a step of the walk is a single
 //! load, as C's `hent->next` is; the decay of the "good" length is read from a
-//! table per strategy instead of being computed (a division) per candidate. The
-//! buckets are computed a block of positions at a time before the items of the
-//! block run (`fill_hashes`), so the history insertion of a match's positions has
-//! no hash arithmetic on its path.
+//! table per strategy instead of being computed (a division) per candidate.
 
 use std::cell::RefCell;
 
@@ -35,6 +41,9 @@ use crate::bytes::{common_prefix, common_prefix_unchecked, load_u32, load_u32_un
 const MAX_MATCH: usize = 273;
 /// Number of input positions remembered (PostgreSQL's `PGLZ_HISTORY_SIZE`).
 const HISTORY_SIZE: usize = 4096;
+/// Links in the ring of the `u32` chain: the history and a block of links made
+/// ahead of the items (see the module header).
+const RING_LEN: usize = HISTORY_SIZE + HASH_BLOCK;
 /// Largest hash table (PostgreSQL's `PGLZ_MAX_HISTORY_LISTS`).
 const MAX_HASH_SIZE: usize = 8192;
 /// The search stops at a candidate this far back or farther.
@@ -70,8 +79,8 @@ trait Slot: Copy + PartialEq {
 /// `u32::MAX` as the empty value.
 impl Slot for u32 {
     const EMPTY: u32 = u32::MAX;
-    /// A ring: the position modulo 4096.
-    const CHAIN_LEN: usize = HISTORY_SIZE;
+    /// A ring: the position modulo [`RING_LEN`].
+    const CHAIN_LEN: usize = RING_LEN;
     #[inline(always)]
     fn encode(pos: usize) -> u32 {
         pos as u32
@@ -82,7 +91,7 @@ impl Slot for u32 {
     }
     #[inline(always)]
     fn link(self) -> usize {
-        self as usize % HISTORY_SIZE
+        self as usize % RING_LEN
     }
 }
 
@@ -509,37 +518,40 @@ fn compress_core<T: Slot, const WIDE: bool>(
     let fsb = p.first_success_by.max(0) as u64;
     let mut limit = (p.result_max as u64).min(fsb) as usize;
     let mut next_tick = TICK_BYTES;
+    // Positions below this have their links (and are in the history).
+    let mut linked_to = 0usize;
 
-    // The input is taken in blocks: the buckets of a block's positions are computed
-    // first (`fill_hashes`, vectorized), then its items run. An item needs the
-    // buckets of the up to MAX_MATCH positions it may cover, so a block's items stop
-    // MAX_MATCH before its end (unless it ends the input) and the next block starts
-    // where they stopped.
+    // Every input position enters the history, matched or not (C adds each one it
+    // consumes), so its link, the previous position with its bucket, depends on the
+    // input alone. The input is taken in blocks: the buckets of a block's positions
+    // are computed (`fill_hashes`, vectorized) and their links made in one pass with
+    // no branches, then the items starting in the block run, reading only the link
+    // of the position they start at. The last of them may end in the next block.
     while ip < slen {
         if ip >= next_tick {
             tick();
             next_tick += TICK_BYTES;
         }
-        let base = ip;
+        let base = linked_to;
         let end = slen.min(base + hashes.len());
         let hs = &mut hashes[..end - base];
         fill_hashes(src, base, hs, mask);
-        let hs = &*hs;
-        let items_end = if end == slen { slen } else { end - MAX_MATCH };
+        for (q, &b) in (base..).zip(&*hs) {
+            // (Buckets are at most `mask`; the & only lets the compiler drop the
+            // bounds check on `head`.)
+            let b = usize::from(b) & (MAX_HASH_SIZE - 1);
+            ws.set_link(q, ws.head[b]);
+            ws.head[b] = T::encode(q);
+        }
+        linked_to = end;
 
-        while ip < items_end {
+        while ip < end {
             if emit.op >= limit {
                 return None;
             }
-            // ip enters the history first; the search starts from the bucket's
-            // previous head, so it sees the same candidates as C's (which adds ip
-            // after searching).
-            // (Buckets are at most `mask`; the & only lets the compiler drop the
-            // bounds check on `head`.)
-            let bucket = usize::from(hs[ip - base]) & (MAX_HASH_SIZE - 1);
-            let head = ws.head[bucket];
-            ws.set_link(ip, head);
-            ws.head[bucket] = T::encode(ip);
+            // The walk starts from the previous position with ip's bucket, as C's
+            // search does (C adds ip after searching).
+            let head = ws.next(T::encode(ip));
             let (len, off) = if ip.wrapping_sub(head.decode()) >= MAX_DISTANCE {
                 (0, 0)
             } else {
@@ -547,12 +559,6 @@ fn compress_core<T: Slot, const WIDE: bool>(
             };
             if len > 2 {
                 emit.tag(off, len);
-                // Every covered position enters the history, oldest first.
-                for (q, &b) in (ip + 1..).zip(&hs[ip + 1 - base..ip + len - base]) {
-                    let b = usize::from(b) & (MAX_HASH_SIZE - 1);
-                    ws.set_link(q, ws.head[b]);
-                    ws.head[b] = T::encode(q);
-                }
                 ip += len;
                 limit = p.result_max;
             } else {
@@ -566,11 +572,11 @@ fn compress_core<T: Slot, const WIDE: bool>(
 }
 
 /// Positions per block of [`compress_core`]: their buckets are computed in one
-/// vectorizable pass. Consecutive blocks overlap by at most [`MAX_MATCH`]
-/// positions, so a position is hashed at most twice, and once in inputs up to
-/// this length.
+/// vectorizable pass and their links made in another before the items starting
+/// in the block run.
 const HASH_BLOCK: usize = 4096;
-// A block must leave room for items after the MAX_MATCH positions it keeps back.
+// An item (at most MAX_MATCH positions) that starts in a block ends in the next
+// one at the latest, whose links are made before the next item starts.
 const _: () = assert!(HASH_BLOCK > MAX_MATCH);
 
 /// Writes the bucket of every position `start..start + out.len()` of `src` into

@@ -100,10 +100,11 @@
 //! chain has one link per position, indexed by the stored value, so a step of the
 //! walk is one load; the decaying "good" length is read from a table computed
 //! once per strategy (one entry per candidate a walk can visit) instead of a
-//! division per candidate. The buckets of all positions are computed up front,
-//! 4096 positions at a time, in one vectorizable pass (16-bit lanes give the same
-//! masked bits as C's `int` arithmetic), so entering the positions a match covers
-//! into the history is a load of a precomputed bucket and two stores per position.
+//! division per candidate. Every position enters the history, matched or not, so
+//! its link depends on the input alone: the buckets and links of 4096 positions at
+//! a time are made up front, in one vectorizable pass (16-bit lanes give the same
+//! masked bits as C's `int` arithmetic) and one pass with no branches, and the
+//! items read only the link of the position they start at.
 //!
 //! [`compress_fast`] emits the same format with the same item loop, size
 //! checks, strategy clamping and accept/refuse rules, but a cheaper match
