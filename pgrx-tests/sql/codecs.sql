@@ -40,6 +40,12 @@ SELECT name,
        compresslab.server_pglz_decompress(compresslab.pglz_compress(data, 'always'), length(data)) = data AS server_reads_ours,
        compresslab.pglz_decompress(compresslab.server_pglz_compress(data, 'always'), length(data)) = data AS we_read_servers
   FROM samples WHERE name NOT IN ('empty', 'tiny', 'md5') ORDER BY name;
+-- the same over 61,440 bytes (the history's links in a ring, made a block of 4096 ahead of the items)
+SELECT length(d) AS bytes,
+       compresslab.pglz_compress(d, 'always') = compresslab.server_pglz_compress(d, 'always') AS same_bytes,
+       compresslab.server_pglz_decompress(compresslab.pglz_compress(d, 'always'), length(d)) = d AS server_reads_ours
+  FROM (SELECT convert_to(string_agg(md5(i::text) || ' row ' || i || repeat('.', i % 7), ' ' ORDER BY i), 'UTF8') AS d
+          FROM generate_series(1, 5000) i) big;
 -- checksums: check values over '123456789', PostgreSQL 18's crc32c('abc'), continuation
 SELECT to_hex(compresslab.crc32c('123456789'::bytea)) AS crc32c,
        to_hex(compresslab.crc32('123456789'::bytea)) AS crc32,
