@@ -106,8 +106,8 @@ impl ServerZstd {
         self.spec.level.unwrap_or(zstd_codec::DEFAULT_LEVEL)
     }
 
-    /// One frame through `ZSTD_compressStream2`, a chunk of input at a time.
-    /// Compress `src` fed `piece` bytes at a time, with a `tick` after each piece.
+    /// One frame through `ZSTD_compressStream2`, `src` fed `piece` bytes at a time with a
+    /// `tick` after each piece.
     fn compress_streaming(
         &mut self,
         src: &[u8],

@@ -521,12 +521,9 @@ fn compress_core<T: Slot, const WIDE: bool>(
     // Positions below this have their links (and are in the history).
     let mut linked_to = 0usize;
 
-    // Every input position enters the history, matched or not (C adds each one it
-    // consumes), so its link, the previous position with its bucket, depends on the
-    // input alone. The input is taken in blocks: the buckets of a block's positions
-    // are computed (`fill_hashes`, vectorized) and their links made in one pass with
-    // no branches, then the items starting in the block run, reading only the link
-    // of the position they start at. The last of them may end in the next block.
+    // A block at a time (see the module header): the block's buckets and links
+    // first, then the items starting in it. The last of them may end in the next
+    // block, whose links are made before the next item starts.
     while ip < slen {
         if ip >= next_tick {
             tick();
