@@ -95,8 +95,8 @@
 //!
 //! PostgreSQL keeps doubly linked lists of recycled history entries; we keep an
 //! equivalent hash chain of absolute positions (see `compress.rs` for why it
-//! walks the very same candidates in the same order) and compare eight bytes at a
-//! time, which changes speed but not output. For inputs up to 61,440 bytes the
+//! walks the very same candidates in the same order) and compare sixteen bytes at
+//! a time, which changes speed but not output. For inputs up to 61,440 bytes the
 //! chain has one link per position, indexed by the stored value, so a step of the
 //! walk is one load; the decaying "good" length is read from a table computed
 //! once per strategy (one entry per candidate a walk can visit) instead of a
