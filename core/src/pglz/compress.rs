@@ -592,6 +592,23 @@ const _: () = assert!(HASH_BLOCK > MAX_MATCH);
 /// by at most six and masked to at most 13 bits, so the low 16 bits of the sign
 /// extended bytes give the same result as C's `int` arithmetic.
 fn fill_hashes(src: &[u8], start: usize, out: &mut [u16], mask: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, just checked.
+        return unsafe { fill_hashes_avx2(src, start, out, mask) };
+    }
+    fill_hashes_body(src, start, out, mask)
+}
+
+/// [`fill_hashes`] compiled for AVX2: 16 lanes a step instead of 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fill_hashes_avx2(src: &[u8], start: usize, out: &mut [u16], mask: u32) {
+    fill_hashes_body(src, start, out, mask)
+}
+
+#[inline(always)]
+fn fill_hashes_body(src: &[u8], start: usize, out: &mut [u16], mask: u32) {
     let n = out.len();
     let full = src.len().saturating_sub(3).saturating_sub(start).min(n);
     let m = mask as u16;
