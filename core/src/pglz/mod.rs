@@ -106,33 +106,39 @@
 //! masked bits as C's `int` arithmetic) and one pass with no branches, and the
 //! items read only the link of the position they start at.
 //!
-//! [`compress_fast`] emits the same format with the same item loop, size
-//! checks, strategy clamping and accept/refuse rules, but a cheaper match
-//! finder, so its output is valid pglz (PostgreSQL decodes it) but **not**
-//! byte-identical to PostgreSQL's:
+//! [`compress_fast`] emits the same format with the same size checks, strategy
+//! clamping and accept/refuse rules, but a cheaper match finder, so its output
+//! is valid pglz (PostgreSQL decodes it) but **not** byte-identical to
+//! PostgreSQL's. Buckets come from a multiplicative hash of the next four bytes
+//! (`(u32_le * 0x9E3779B1) >> (32 - bits)`), so chains hold few colliding
+//! entries, and the walk is the same (newest first, distance below 0x0fff,
+//! strictly longer wins, same "good" decay) but stops after a number of
+//! candidates. It has two loops, by input size:
 //!
-//! * buckets come from a multiplicative hash of the next four bytes
-//!   (`(u32_le * 0x9E3779B1) >> (32 - bits)`), in a table of 1024 entries below
-//!   512 bytes of input, 4096 below 1024 and 8192 above, so chains hold few
-//!   colliding entries; the last three positions are not searched (they become
-//!   literals);
-//! * the walk is the same (newest first, distance below 0x0fff, strictly longer
-//!   wins, same "good" decay, taken from a table cached per strategy) but stops
-//!   after 96 candidates;
-//! * positions inside a match longer than 8 bytes (inputs up to 4096 bytes) or
-//!   32 bytes (longer inputs) enter the history only for its first and last 4
-//!   bytes.
+//! * **up to 4096 bytes**, a loop of its own: a table of 1024 buckets below 512
+//!   bytes of input, 4096 below 1024 and 8192 above; the walk stops after 96
+//!   candidates; positions enter the history as the items pass them, and those
+//!   inside a match longer than 8 bytes only for its first and last 4 bytes; the
+//!   last three positions are not searched (they become literals);
+//! * **over 4096 bytes**, the exact encoder's loop (buckets and links made ahead
+//!   of the items, every position in the history) with 8192 buckets of the
+//!   multiplicative hash and a walk cut after 64 candidates for the default
+//!   `match_size_good` of 128 (proportionally fewer for a strategy asking for
+//!   shorter matches).
 //!
-//! How much faster than C's `pglz_compress` each encoder runs, and how much larger
-//! the fast one's output is, on real heap pages, WAL and text in 2 KB and 8 KB
-//! slices, is measured in the server and recorded in BENCHMARKS.md. Leaving out
-//! more positions (all but the ends of every match over 6 bytes) was faster on
-//! 2 KB text but cost over 1% of size on catalog text, so it was dropped for
-//! inputs over 4096 bytes (a 16-byte threshold there cost 1.25% on catalog text in
-//! 8 KB slices; up to 4096 bytes the 8-byte one costs 0.67% on 2 KB slices, 0.83%
-//! on 4 KB); keeping 8 edge bytes instead of 4 cost 1.85% on the page images of
-//! the out-of-server harness (4 bytes: 0.20%), and 2 edge bytes over 4 bytes cost
-//! 1.2-1.6% on 2 KB catalog text and text.
+//! The second loop was also measured on small inputs, and the first is faster
+//! there at the same size: making every position's link costs about as much as
+//! the whole search saves on 2 KB, while the first loop skips the middle of long
+//! matches. Cutting the walk harder trades size for speed, and how much size
+//! depends on the data: at 4 candidates, 2 KB slices of catalog text come out
+//! 0.65% larger than the exact encoder's output, but the repetitive synthetic
+//! text, WAL-like records and high bytes of the unit tests 4-4.7% larger. Over
+//! 4096 bytes, 64 candidates keep catalog text and page images within 0.01% of
+//! the exact size (16 candidates: +0.13% and +0.32%, synthetic text +4%).
+//! In the first loop, leaving the middle of matches over 8 bytes out of the
+//! history costs 0.67% on 2 KB slices of catalog text and 0.83% on 4 KB; keeping
+//! 8 edge bytes instead of 4 cost 1.85% on page images, 2 instead of 4 cost
+//! 1.2-1.6% on catalog text. Figures are in BENCHMARKS.md.
 //!
 //! ## Accept / refuse rules
 //!
