@@ -5,6 +5,23 @@ use std::os::raw::c_char;
 
 /// Reads parameters from the front of the fuzzer's input; missing bytes read as 0, so every
 /// input is usable and short inputs exercise the small cases.
+/// `seed` repeated to `len` bytes, each copy rotated by a step that changes per copy and with
+/// one byte of it overwritten: long inputs with matches of every length and distance.
+/// `seed` must not be empty.
+pub fn repeat_rotated(seed: &[u8], len: usize) -> Vec<u8> {
+    let mut src = Vec::with_capacity(len);
+    let mut copy = 0usize;
+    while src.len() < len {
+        let start = src.len();
+        let rotate = (copy * 13) % seed.len();
+        src.extend(seed[rotate..].iter().chain(&seed[..rotate]).take(len - start));
+        let poke = start + (copy * 7919) % (src.len() - start);
+        src[poke] = copy as u8;
+        copy += 1;
+    }
+    src
+}
+
 pub struct Reader<'a> {
     pub rest: &'a [u8],
 }

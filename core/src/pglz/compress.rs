@@ -31,6 +31,10 @@
 //! position (indexed by the stored slot itself), so a step of the walk is a single
 //! load, as C's `hent->next` is; the decay of the "good" length is read from a
 //! table per strategy instead of being computed (a division) per candidate.
+//!
+//! [`compress_fast`] runs the same loop on inputs over 4096 bytes, with buckets
+//! from a multiplicative hash and a walk cut after a few dozen candidates; up to
+//! 4096 bytes it has a loop of its own (see the `pglz` module documentation).
 
 use std::cell::RefCell;
 
@@ -287,9 +291,10 @@ pub fn compress_fast_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Opti
 }
 
 /// [`compress_to`] (or with `fast`, [`compress_fast_to`]) calling `tick` after every
-/// [`TICK_BYTES`] of input (inputs over 4096 bytes are checked at the start of
-/// each block of 4096 positions, so a little later), so that a caller can stop a long run (the extension checks for
-/// query cancel there; a panic or ERROR raised in `tick` unwinds out cleanly).
+/// [`TICK_BYTES`] of input (inputs over 4096 bytes are checked at the start of each
+/// block of 4096 positions, so a little later), so that a caller can stop a long
+/// run (the extension checks for query cancel there; a panic or ERROR raised in
+/// `tick` unwinds out cleanly).
 pub fn compress_to_ticking(
     src: &[u8],
     dst: &mut [u8],
@@ -1011,17 +1016,25 @@ mod tests {
     use super::*;
     use crate::rng::SeededRng;
 
+    /// 200 cases of (input, block start, block length): random and printable bytes up to
+    /// 5000, the start anywhere in them, the block up to [`HASH_BLOCK`] long.
+    fn random_blocks(seed: u64) -> impl Iterator<Item = (Vec<u8>, usize, usize)> {
+        let mut rng = SeededRng::new(seed);
+        (0..200).map(move |case| {
+            let len = 1 + rng.below(5000) as usize;
+            let src = if case % 2 == 0 { rng.bytes(len) } else { rng.printable(len) };
+            let start = rng.below(len as u64) as usize;
+            (src, start, (len - start).min(HASH_BLOCK))
+        })
+    }
+
     /// The fast encoder's vectorized buckets (AVX2 where this CPU has it, and the portable
     /// body) are the multiplicative hash of the next four bytes, zero-padded past the end,
     /// at every position and at block starts that are not aligned.
     #[test]
     fn fill_hashes_fast_matches_the_multiplicative_hash() {
-        let mut rng = SeededRng::new(8);
-        for case in 0..200 {
-            let len = 1 + rng.below(5000) as usize;
-            let src = if case % 2 == 0 { rng.bytes(len) } else { rng.printable(len) };
-            let start = rng.below(len as u64) as usize;
-            let n = (len - start).min(HASH_BLOCK);
+        for (src, start, n) in random_blocks(8) {
+            let len = src.len();
             let want: Vec<u16> = (start..start + n)
                 .map(|p| {
                     let mut w = [0u8; 4];
@@ -1046,12 +1059,8 @@ mod tests {
     /// are not aligned.
     #[test]
     fn fill_hashes_matches_the_bucket_function() {
-        let mut rng = SeededRng::new(7);
-        for case in 0..200 {
-            let len = 1 + rng.below(5000) as usize;
-            let src = if case % 2 == 0 { rng.bytes(len) } else { rng.printable(len) };
-            let start = rng.below(len as u64) as usize;
-            let n = (len - start).min(HASH_BLOCK);
+        for (src, start, n) in random_blocks(7) {
+            let len = src.len();
             for mask in [511u32, 1023, 2047, 4095, 8191] {
                 let want: Vec<u16> = (start..start + n).map(|p| hash_at(&src, p, mask) as u16).collect();
                 let mut got = vec![0u16; n];
