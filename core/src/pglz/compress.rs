@@ -819,7 +819,11 @@ fn hash_mul<const BITS: u32>(w: u32) -> usize {
 /// bytes: same output format, item order, size checks and accept/refuse rules
 /// as [`compress_core`], with a cheaper match finder over a table of `1 << BITS`
 /// buckets that enters positions into the history as the items pass them (see
-/// the module documentation of `pglz`).
+/// the module documentation of `pglz`). Never inlined, for the reason given at
+/// [`compress_core`] (here it measured 1-2% faster in the server, a new backend
+/// per build, three alternations: text 2 KB 2.33 → 2.35-2.37, WAL 2 KB 2.63-2.69 →
+/// 2.69-2.71).
+#[inline(never)]
 fn compress_fast_core<T: Slot, const BITS: u32>(
     src: &[u8],
     out: &mut [u8],
