@@ -132,9 +132,10 @@
 //! matches. Cutting the walk harder trades size for speed, and how much size
 //! depends on the data: at 4 candidates, 2 KB slices of catalog text come out
 //! 0.65% larger than the exact encoder's output, but the repetitive synthetic
-//! text, WAL-like records and high bytes of the unit tests 4-4.7% larger. Over
-//! 4096 bytes, 64 candidates keep catalog text and page images within 0.01% of
-//! the exact size (16 candidates: +0.13% and +0.32%, synthetic text +4%).
+//! text and WAL-like records of the unit tests (2 KB) 4.1% larger. Over 4096
+//! bytes, 64 candidates keep catalog text and page images within 0.01% of the
+//! exact size (16 candidates: +0.13% and +0.32%, but the synthetic 8 KB text
+//! +4.0% and high bytes +4.7%).
 //! In the first loop, leaving the middle of matches over 8 bytes out of the
 //! history costs 0.67% on 2 KB slices of catalog text and 0.83% on 4 KB; keeping
 //! 8 edge bytes instead of 4 cost 1.85% on page images, 2 instead of 4 cost
