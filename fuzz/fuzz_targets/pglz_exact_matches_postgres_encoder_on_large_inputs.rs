@@ -4,8 +4,8 @@
 //!
 //! Input: byte 0 picks `PGLZ_strategy_default` or `PGLZ_strategy_always`, bytes 1-2 the length
 //! beyond 61,441 (up to 64 KB more); the rest fills it through `repeat_rotated`, so that
-//! matches of every length and distance meet the history wrap and the 4 KB reach. (`pglz_exact_matches_postgres_encoder`
-//! covers short inputs and every strategy clamp.)
+//! matches of every length and distance meet the history wrap and the 4 KB reach.
+//! (`pglz_exact_matches_postgres_encoder` covers short inputs and every strategy clamp.)
 #![no_main]
 
 use compresslab_core::pglz::Strategy;

@@ -1,10 +1,9 @@
 //! Helpers shared by the fuzz targets: a byte reader that turns the fuzzer's input into
-//! parameters, PostgreSQL's C pglz behind a safe wrapper, and the fixed zstd dictionary.
+//! parameters, a builder of long repetitive inputs, PostgreSQL's C pglz behind a safe wrapper,
+//! and the fixed zstd dictionary.
 
 use std::os::raw::c_char;
 
-/// Reads parameters from the front of the fuzzer's input; missing bytes read as 0, so every
-/// input is usable and short inputs exercise the small cases.
 /// `seed` repeated to `len` bytes, each copy rotated by a step that changes per copy and with
 /// one byte of it overwritten: long inputs with matches of every length and distance.
 /// `seed` must not be empty.
@@ -22,6 +21,8 @@ pub fn repeat_rotated(seed: &[u8], len: usize) -> Vec<u8> {
     src
 }
 
+/// Reads parameters from the front of the fuzzer's input; missing bytes read as 0, so every
+/// input is usable and short inputs exercise the small cases.
 pub struct Reader<'a> {
     pub rest: &'a [u8],
 }
