@@ -863,8 +863,6 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(7);
 
-    let insert_all = FAST_INSERT_ALL;
-
     let mut next_tick = TICK_BYTES;
     while ip < slen {
         if ip >= next_tick {
@@ -933,7 +931,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             emit.tag(off, len);
             let stop = ip + len;
             let ins_end = stop.min(hash_end);
-            let (head, tail) = if len > insert_all { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
+            let (head, tail) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
             for q in ip + 1..(ip + head).min(ins_end) {
                 insert_fast::<T, BITS>(src, q, ws);
             }

@@ -136,6 +136,7 @@
 //! bytes, 64 candidates keep catalog text and page images within 0.01% of the
 //! exact size (16 candidates: +0.13% and +0.32%, but the synthetic 8 KB text
 //! +4.0% and high bytes +4.7%).
+//!
 //! In the first loop, leaving the middle of matches over 8 bytes out of the
 //! history costs 0.67% on 2 KB slices of catalog text and 0.83% on 4 KB; keeping
 //! 8 edge bytes instead of 4 cost 1.85% on page images, 2 instead of 4 cost
