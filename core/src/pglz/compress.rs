@@ -142,6 +142,9 @@ struct Tables<T: Slot> {
     /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
     good_after: [i32; FAST_MAX_CHAIN],
     good_key: (i32, i32),
+    /// For [`compress_fast_core`] (`u16` tables only): the base of its last call's
+    /// slots, or 0 when `head` must be cleared before its next call.
+    fast_base: u16,
     /// For [`find_match`]: the decaying "good" length (17..=273, then down to 0)
     /// after each candidate of a walk, for the pair in `good_walk_key`.
     good_walk: [u16; GOOD_STEPS],
@@ -220,6 +223,7 @@ impl Workspace {
                 chain: vec![u16::EMPTY; u16::CHAIN_LEN].into_boxed_slice(),
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
+                fast_base: 0,
                 good_walk: [0; GOOD_STEPS],
                 good_walk_key: (0, 0),
                 good_fast: [0; GOOD_STEPS],
@@ -230,6 +234,7 @@ impl Workspace {
                 chain: vec![u32::EMPTY; u32::CHAIN_LEN].into_boxed_slice(),
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
+                fast_base: 0,
                 good_walk: [0; GOOD_STEPS],
                 good_walk_key: (0, 0),
                 good_fast: [0; GOOD_STEPS],
@@ -349,13 +354,21 @@ fn compress_sized<const FAST: bool>(
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
     match (FAST, src.len() <= SMALL_INPUT) {
-        (false, true) => compress_core::<u16, false>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
+        (false, true) => {
+            // The bucket table holds this encoder's slots afterwards: the small
+            // `pglz_fast` loop must clear it before its next call.
+            ws.small.fast_base = 0;
+            compress_core::<u16, false>(src, dst, params, &mut ws.small, &mut ws.hashes, tick)
+        }
         (false, false) => compress_core::<u32, false>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
         (true, true) => match src.len() {
-            0..=511 => compress_fast_core::<u16, 10>(src, dst, params, &mut ws.small, tick),
-            512..=1023 => compress_fast_core::<u16, 12>(src, dst, params, &mut ws.small, tick),
-            1024..=FAST_SHORT_INPUT => compress_fast_core::<u16, 13>(src, dst, params, &mut ws.small, tick),
-            _ => compress_core::<u16, true>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
+            0..=511 => compress_fast_core::<10>(src, dst, params, &mut ws.small, tick),
+            512..=1023 => compress_fast_core::<12>(src, dst, params, &mut ws.small, tick),
+            1024..=FAST_SHORT_INPUT => compress_fast_core::<13>(src, dst, params, &mut ws.small, tick),
+            _ => {
+                ws.small.fast_base = 0;
+                compress_core::<u16, true>(src, dst, params, &mut ws.small, &mut ws.hashes, tick)
+            }
         },
         (true, false) => compress_core::<u32, true>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
     }
@@ -815,26 +828,81 @@ fn hash_mul<const BITS: u32>(w: u32) -> usize {
     (w.wrapping_mul(0x9E37_79B1) >> (32 - BITS)) as usize
 }
 
+/// Width of the windows of slot values [`compress_fast_core`] cycles through: a
+/// call enters position `pos` as `base + pos`, with `base` the next of the eight
+/// values `4096 + k * FAST_WINDOW` after the previous call's. The bucket table is
+/// cleared when the cycle starts again (and when another encoder has used it), so
+/// whatever a call finds there from earlier calls lies in another window, and
+/// decodes, like the empty value 0, to a position at least 4096 past any of this
+/// call's, which the walk's distance test rejects like an empty bucket. The
+/// table (16 KB) is then cleared once every eight calls instead of every call.
+const FAST_WINDOW: u16 = 8192;
+const _: () = assert!(
+    FAST_SHORT_INPUT <= HISTORY_SIZE
+        && HISTORY_SIZE + 7 * FAST_WINDOW as usize + FAST_SHORT_INPUT <= 1 << 16
+        && (1 << 16) % FAST_WINDOW as usize == 0
+);
+
+/// The slot of position `pos` in [`compress_fast_core`]'s call with `base`.
+#[inline(always)]
+fn fast_slot(base: u16, pos: usize) -> u16 {
+    base.wrapping_add(pos as u16)
+}
+
+/// The position in slot `slot` for [`compress_fast_core`]'s call with `base`.
+#[inline(always)]
+fn fast_pos(base: u16, slot: u16) -> usize {
+    usize::from(slot.wrapping_sub(base))
+}
+
+impl Tables<u16> {
+    /// The base of [`compress_fast_core`]'s next call (see [`FAST_WINDOW`]), after
+    /// clearing the bucket table when the windows wrap around or when another
+    /// encoder has used it since (`fast_base` 0).
+    fn next_fast_base(&mut self) -> u16 {
+        let next = self.fast_base.wrapping_add(FAST_WINDOW);
+        let base = if self.fast_base == 0 || next == HISTORY_SIZE as u16 {
+            self.head.fill(u16::EMPTY);
+            HISTORY_SIZE as u16
+        } else {
+            next
+        };
+        self.fast_base = base;
+        base
+    }
+
+    /// Links the position held in `slot` to `prev`.
+    #[inline(always)]
+    fn set_link_slot(&mut self, slot: u16, prev: u16) {
+        debug_assert_eq!(self.chain.len(), u16::CHAIN_LEN);
+        // SAFETY: slot < 2^16 = u16::CHAIN_LEN = chain.len() (Workspace::new).
+        unsafe { *self.chain.get_unchecked_mut(usize::from(slot)) = prev };
+    }
+}
+
 /// The compressor behind [`compress_fast`] for inputs up to [`FAST_SHORT_INPUT`]
 /// bytes: same output format, item order, size checks and accept/refuse rules
 /// as [`compress_core`], with a cheaper match finder over a table of `1 << BITS`
 /// buckets that enters positions into the history as the items pass them (see
-/// the module documentation of `pglz`). Never inlined, for the reason given at
+/// the module documentation of `pglz`), and slots that need no clearing of that
+/// table at most calls (see [`FAST_WINDOW`]). Never inlined, for the reason given at
 /// [`compress_core`] (here it measured 1-2% faster in the server, a new backend
 /// per build, three alternations: text 2 KB 2.33 → 2.35-2.37, WAL 2 KB 2.63-2.69 →
 /// 2.69-2.71).
 #[inline(never)]
-fn compress_fast_core<T: Slot, const BITS: u32>(
+fn compress_fast_core<const BITS: u32>(
     src: &[u8],
     out: &mut [u8],
     p: &Params,
-    ws: &mut Tables<T>,
+    ws: &mut Tables<u16>,
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
     let slen = src.len();
+    assert!(slen <= FAST_SHORT_INPUT);
     let out = &mut out[..max_output(slen)];
-    ws.head[..1 << BITS].fill(T::EMPTY);
-    ws.prepare_good_walk(p);
+    let base = ws.next_fast_base();
+    let slot_of = |pos: usize| fast_slot(base, pos);
+    let pos_of = |slot: u16| fast_pos(base, slot);
 
     // The decaying "good" length after each candidate, kept from the previous call with
     // the same strategy (good_match >= 17, so (0, 0) never matches). After the
@@ -859,9 +927,9 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
 
     let mut ip = 0usize;
     let mut emit = Emitter::new(out, p.result_max);
-    // Positions with four bytes left can be hashed; with eight, compared by word.
+    // Positions with four bytes left can be hashed; with sixteen, compared by word.
     let hash_end = slen.saturating_sub(3);
-    let word_end = slen.saturating_sub(7);
+    let word_end = slen.saturating_sub(15);
 
     let mut next_tick = TICK_BYTES;
     while ip < slen {
@@ -873,17 +941,17 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             return None;
         }
         let (len, off) = if ip < word_end {
-            // SAFETY: ip < word_end, so ip + 8 <= slen.
-            let cur = unsafe { load_u64_unchecked(src, ip) };
+            // SAFETY: ip < word_end, so ip + 16 <= slen.
+            let cur = unsafe { load_word::<16>(src, ip) };
             let h = hash_mul::<BITS>(cur as u32);
             let prev = ws.head[h];
-            ws.set_link(ip, prev);
-            ws.head[h] = T::encode(ip);
+            ws.set_link_slot(slot_of(ip), prev);
+            ws.head[h] = slot_of(ip);
             // Candidates are accepted at distances 1..=reach only, so they lie in
             // [0, ip) whatever the tables hold.
             let reach = (MAX_DISTANCE - 1).min(ip);
             let mut slot = prev;
-            let mut cand = slot.decode();
+            let mut cand = pos_of(slot);
             let mut off = ip.wrapping_sub(cand);
             let mut best_len = 0usize;
             let mut best_off = 0usize;
@@ -892,13 +960,13 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
                 let mut i = 0;
                 loop {
                     // SAFETY: cand = ip - off with 1 <= off <= ip (checked above or at
-                    // the end of the previous iteration), so cand + 8 <= ip + 8 <= slen.
-                    let diff = unsafe { load_u64_unchecked(src, cand) } ^ cur;
+                    // the end of the previous iteration), so cand + 16 <= ip + 16 <= slen.
+                    let diff = unsafe { load_word::<16>(src, cand) } ^ cur;
                     let len = if diff != 0 {
                         (diff.trailing_zeros() / 8) as usize
                     } else {
                         // SAFETY: cand < ip and ip + max_len <= slen.
-                        8 + unsafe { common_prefix_unchecked(src, cand + 8, ip + 8, max_len - 8) }
+                        16 + unsafe { common_prefix_unchecked(src, cand + 16, ip + 16, max_len - 16) }
                     };
                     if len > best_len {
                         best_len = len;
@@ -909,7 +977,7 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
                     }
                     i += 1;
                     slot = ws.next(slot);
-                    cand = slot.decode();
+                    cand = pos_of(slot);
                     off = ip.wrapping_sub(cand);
                     if off.wrapping_sub(1) >= reach {
                         break;
@@ -918,11 +986,30 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             }
             (best_len, best_off)
         } else if ip < hash_end {
+            // The last positions: compared byte by byte, the same walk otherwise.
             let h = hash_mul::<BITS>(load_u32(src, ip));
-            let found = find_match::<T, false>(src, ip, ws.head[h], ws);
-            ws.set_link(ip, ws.head[h]);
-            ws.head[h] = T::encode(ip);
-            found
+            let prev = ws.head[h];
+            ws.set_link_slot(slot_of(ip), prev);
+            ws.head[h] = slot_of(ip);
+            let reach = (MAX_DISTANCE - 1).min(ip);
+            let (mut best_len, mut best_off) = (0usize, 0usize);
+            let mut slot = prev;
+            for &good in &good_after {
+                let off = ip.wrapping_sub(pos_of(slot));
+                if off.wrapping_sub(1) >= reach {
+                    break;
+                }
+                let len = common_prefix(src, ip - off, ip, slen - ip);
+                if len > best_len {
+                    best_len = len;
+                    best_off = off;
+                }
+                if best_len as i32 >= good {
+                    break;
+                }
+                slot = ws.next(slot);
+            }
+            (best_len, best_off)
         } else {
             (0, 0)
         };
@@ -933,10 +1020,10 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
             let ins_end = stop.min(hash_end);
             let (head, tail) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
             for q in ip + 1..(ip + head).min(ins_end) {
-                insert_fast::<T, BITS>(src, q, ws);
+                insert_fast::<BITS>(src, q, slot_of(q), ws);
             }
             for q in (stop - tail).max(ip + head)..ins_end {
-                insert_fast::<T, BITS>(src, q, ws);
+                insert_fast::<BITS>(src, q, slot_of(q), ws);
             }
             ip = stop;
             limit = p.result_max;
@@ -949,13 +1036,13 @@ fn compress_fast_core<T: Slot, const BITS: u32>(
     emit.finish()
 }
 
-/// Enters position `q` (with `q + 4 <= src.len()`) into the history.
+/// Enters position `q` (with `q + 4 <= src.len()`), held in `slot`, into the history.
 #[inline(always)]
-fn insert_fast<T: Slot, const BITS: u32>(src: &[u8], q: usize, ws: &mut Tables<T>) {
+fn insert_fast<const BITS: u32>(src: &[u8], q: usize, slot: u16, ws: &mut Tables<u16>) {
     // SAFETY: callers pass q < slen - 3.
     let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
-    ws.set_link(q, ws.head[h]);
-    ws.head[h] = T::encode(q);
+    ws.set_link_slot(slot, ws.head[h]);
+    ws.head[h] = slot;
 }
 
 /// Most candidates the walk of [`compress_fast`] compares in [`compress_core`]
@@ -1028,6 +1115,72 @@ mod tests {
             let start = rng.below(len as u64) as usize;
             (src, start, (len - start).min(HASH_BLOCK))
         })
+    }
+
+    /// The slots of [`compress_fast_core`] (see [`FAST_WINDOW`]): in every window,
+    /// a position's slot reads back as that position; the empty value, and every
+    /// slot another window can hold, read as at least [`FAST_SHORT_INPUT`], past any
+    /// position of the call, so the walk's distance test rejects them.
+    #[test]
+    fn fast_slots_of_other_windows_read_as_too_far() {
+        // The bases next_fast_base() cycles through, from a cleared table.
+        let mut tables = Workspace::new();
+        let mut windows = vec![tables.small.next_fast_base()];
+        for _ in 0..64 {
+            let base = tables.small.next_fast_base();
+            if base == windows[0] {
+                break;
+            }
+            windows.push(base);
+        }
+        assert_eq!(windows.len(), 8);
+        for &base in &windows {
+            assert!(fast_pos(base, u16::EMPTY) >= FAST_SHORT_INPUT);
+            for pos in 0..FAST_SHORT_INPUT {
+                assert_eq!(fast_pos(base, fast_slot(base, pos)), pos);
+                for &other in windows.iter().filter(|&&w| w != base) {
+                    assert!(fast_pos(base, fast_slot(other, pos)) >= FAST_SHORT_INPUT, "{base} {other} {pos}");
+                }
+            }
+        }
+    }
+
+    /// When the small `pglz_fast` loop clears its bucket table: on its first call, after
+    /// the other encoders used the `u16` tables, and when its windows wrap around.
+    #[test]
+    fn fast_small_loop_clears_when_it_must() {
+        let mut ws = Workspace::new();
+        let p_small = Params::new(2048, &Strategy::ALWAYS).unwrap();
+        let small = vec![b'x'; 2048];
+        let mut out = vec![0u8; max_output(20_000)];
+        let mut fast_small = |ws: &mut Workspace| {
+            compress_sized::<true>(&small, &mut out, &p_small, ws, &mut || {});
+        };
+        fast_small(&mut ws);
+        assert_eq!(ws.small.fast_base, HISTORY_SIZE as u16);
+        for (fast, len) in [(false, 2048), (false, 20_000), (true, 5000)] {
+            fast_small(&mut ws);
+            assert_ne!(ws.small.fast_base, 0);
+            let big = vec![b'y'; len];
+            let p = Params::new(len, &Strategy::ALWAYS).unwrap();
+            let mut out = vec![0u8; max_output(len)];
+            if fast {
+                compress_sized::<true>(&big, &mut out, &p, &mut ws, &mut || {});
+            } else {
+                compress_sized::<false>(&big, &mut out, &p, &mut ws, &mut || {});
+            }
+            assert_eq!(ws.small.fast_base, 0, "after fast = {fast}, {len} bytes");
+        }
+        // Cleared (and back to the first window) when the last base was 0 or the
+        // last window; kept otherwise.
+        for (last, cleared, base) in
+            [(0u16, true, 4096u16), (61440, true, 4096), (4096, false, 12288), (53248, false, 61440)]
+        {
+            ws.small.fast_base = last;
+            ws.small.head.fill(7);
+            assert_eq!(ws.small.next_fast_base(), base);
+            assert_eq!(ws.small.head.iter().all(|&h| h == u16::EMPTY), cleared, "after {last}");
+        }
     }
 
     /// The fast encoder's vectorized buckets (AVX2 where this CPU has it, and the portable

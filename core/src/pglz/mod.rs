@@ -119,7 +119,11 @@
 //!   bytes of input, 4096 below 1024 and 8192 above; the walk stops after 96
 //!   candidates; positions enter the history as the items pass them, and those
 //!   inside a match longer than 8 bytes only for its first and last 4 bytes; the
-//!   last three positions are not searched (they become literals);
+//!   last three positions are not searched (they become literals). Its bucket
+//!   table is not cleared at every call: each call stores positions with an
+//!   offset of its own (one of eight, in turn), so that what earlier calls left
+//!   reads as too far back, and the table is cleared once the offsets come round
+//!   again or after another encoder used it;
 //! * **over 4096 bytes**, the exact encoder's loop (buckets and links made ahead
 //!   of the items, every position in the history) with 8192 buckets of the
 //!   multiplicative hash and a walk cut after 64 candidates for the default
