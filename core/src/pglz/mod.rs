@@ -144,7 +144,10 @@
 //! In the first loop, leaving the middle of matches over 8 bytes out of the
 //! history costs 0.67% on 2 KB slices of catalog text and 0.83% on 4 KB; keeping
 //! 8 edge bytes instead of 4 cost 1.85% on page images, 2 instead of 4 cost
-//! 1.2-1.6% on catalog text. Figures are in BENCHMARKS.md.
+//! 1.2-1.6% on catalog text. Its worst case among the unit tests' data is the
+//! six-letter `high_bytes` at 3,000 bytes, 7-10% larger than the exact output:
+//! its longest matches lie deep in long chains, past the 96 candidates or in the
+//! skipped middles of matches. Figures are in BENCHMARKS.md.
 //!
 //! ## Accept / refuse rules
 //!
