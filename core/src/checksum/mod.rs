@@ -4,7 +4,7 @@
 //!
 //! * **CRC-32C** (Castagnoli, reflected polynomial 0x82F63B78): WAL records, the control file
 //!   and other on-disk structures since 9.5 (`pg_comp_crc32c`, PostgreSQL 18's `crc32c()`).
-//!   The fast path is [`x86`] on x86-64 (SSE4.2 `crc32`, PCLMULQDQ, AVX-512 VPCLMULQDQ) and the
+//!   The fast path is `x86` on x86-64 (SSE4.2 `crc32`, PCLMULQDQ, AVX-512 VPCLMULQDQ) and the
 //!   `crc32c` crate elsewhere; [`slicing8::crc32c`] is a plain slicing-by-8 reference, the
 //!   same algorithm as PostgreSQL's portable `pg_comp_crc32c_sb8`, that the fast path is tested
 //!   against.
@@ -25,7 +25,7 @@ pub mod slicing8;
 
 /// CRC-32C of `data`, continuing from `previous` (the finished CRC-32C of earlier bytes, or 0).
 ///
-/// On x86-64 with SSE4.2 and PCLMULQDQ (every x86-64 CPU since 2011), [`x86`] does it: short
+/// On x86-64 with SSE4.2 and PCLMULQDQ (every x86-64 CPU since 2011), `x86` does it: short
 /// inputs in one stream of `crc32` instructions, longer ones in three independent streams
 /// combined with carry-less multiplies. Elsewhere the `crc32c` crate (figures in BENCHMARKS.md).
 #[inline]

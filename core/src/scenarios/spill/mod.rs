@@ -1,7 +1,7 @@
 //! Logical-decoding spill files: what compressing them would save, per record or streamed.
 //!
 //! This module is the spill file's format (record headers, writing and reading back, the
-//! verification) and the [`simulate`] driver; [`strategies`] holds each strategy's encoder
+//! verification) and the [`simulate`] driver; `strategies` holds each strategy's encoder
 //! and decoder.
 //!
 //! # The scenario
