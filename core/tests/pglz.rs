@@ -476,7 +476,7 @@ fn pglz_compress_fast_large_inputs() {
 /// read as too far back (the unit tests of `compress.rs` check that arithmetic
 /// and when the table is cleared; this checks the public function end to end).
 /// Each input's reference comes from a thread of its own (fresh tables); then all
-/// of them run in turn, with both encoders on inputs of other sizes (up to 60 KB,
+/// of them run in turn, with both encoders on inputs of other sizes (up to 61 KB,
 /// whose positions reach every slot window) between them, for more calls than
 /// the windows take to wrap around.
 #[test]
@@ -486,8 +486,8 @@ fn pglz_compress_fast_does_not_depend_on_earlier_calls() {
     for (i, n) in [300usize, 511, 512, 1000, 1024, 2048, 4095, 4096].into_iter().enumerate() {
         inputs.push(text(n, 40 + i as u64));
         inputs.push(wal_like(n, 50 + i as u64));
-        // Two letters: any leftover entry would point at a match of three bytes or
-        // more half the time, and change the output.
+        // Two letters: a leftover entry taken as a candidate would match three bytes
+        // or more half the time.
         inputs.push(random_bytes(n, 70 + i as u64).iter().map(|b| b'a' + (b & 1)).collect());
     }
     let fresh: Vec<Option<Vec<u8>>> = inputs
