@@ -353,24 +353,19 @@ fn compress_sized<const FAST: bool>(
     ws: &mut Workspace,
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
-    match (FAST, src.len() <= SMALL_INPUT) {
-        (false, true) => {
+    // Inputs up to 4096 bytes take microseconds in the small `pglz_fast` loop: it
+    // does not tick.
+    match (FAST, src.len()) {
+        (true, 0..=511) => compress_fast_core::<10>(src, dst, params, &mut ws.small),
+        (true, 512..=1023) => compress_fast_core::<12>(src, dst, params, &mut ws.small),
+        (true, 1024..=FAST_SHORT_INPUT) => compress_fast_core::<13>(src, dst, params, &mut ws.small),
+        (_, 0..=SMALL_INPUT) => {
             // The bucket table holds this encoder's slots afterwards: the small
             // `pglz_fast` loop must clear it before its next call.
             ws.small.fast_base = 0;
-            compress_core::<u16, false>(src, dst, params, &mut ws.small, &mut ws.hashes, tick)
+            compress_core::<u16, FAST>(src, dst, params, &mut ws.small, &mut ws.hashes, tick)
         }
-        (false, false) => compress_core::<u32, false>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
-        (true, true) => match src.len() {
-            0..=511 => compress_fast_core::<10>(src, dst, params, &mut ws.small, tick),
-            512..=1023 => compress_fast_core::<12>(src, dst, params, &mut ws.small, tick),
-            1024..=FAST_SHORT_INPUT => compress_fast_core::<13>(src, dst, params, &mut ws.small, tick),
-            _ => {
-                ws.small.fast_base = 0;
-                compress_core::<u16, true>(src, dst, params, &mut ws.small, &mut ws.hashes, tick)
-            }
-        },
-        (true, false) => compress_core::<u32, true>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
+        _ => compress_core::<u32, FAST>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
     }
 }
 
@@ -890,13 +885,7 @@ impl Tables<u16> {
 /// per build, three alternations: text 2 KB 2.33 → 2.35-2.37, WAL 2 KB 2.63-2.69 →
 /// 2.69-2.71).
 #[inline(never)]
-fn compress_fast_core<const BITS: u32>(
-    src: &[u8],
-    out: &mut [u8],
-    p: &Params,
-    ws: &mut Tables<u16>,
-    tick: &mut dyn FnMut(),
-) -> Option<usize> {
+fn compress_fast_core<const BITS: u32>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Tables<u16>) -> Option<usize> {
     let slen = src.len();
     assert!(slen <= FAST_SHORT_INPUT);
     let out = &mut out[..max_output(slen)];
@@ -931,12 +920,7 @@ fn compress_fast_core<const BITS: u32>(
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(15);
 
-    let mut next_tick = TICK_BYTES;
     while ip < slen {
-        if ip >= next_tick {
-            tick();
-            next_tick += TICK_BYTES;
-        }
         if emit.op >= limit {
             return None;
         }
@@ -1196,7 +1180,7 @@ mod tests {
                     for (k, b) in w.iter_mut().enumerate() {
                         *b = src.get(p + k).copied().unwrap_or(0);
                     }
-                    (u32::from_le_bytes(w).wrapping_mul(0x9E37_79B1) >> (32 - FAST_HASH_BITS)) as u16
+                    hash_mul::<FAST_HASH_BITS>(u32::from_le_bytes(w)) as u16
                 })
                 .collect();
             let mut got = vec![0u16; n];
