@@ -1,7 +1,7 @@
 -- The attack, made permanent: mutated valid outputs of every codec through every decoding
 -- function (each call returns the exact original, or another value only where the format has
 -- no checksum, or raises an expected SQLSTATE), the reproducers of the reliability review,
--- memory bounds measured on this backend, cancel on 200 MB, a hostile search_path, a FIFO.
+-- memory bounds measured on this backend, cancel on 200-400 MB slices, a hostile search_path, a FIFO.
 CREATE EXTENSION compresslab;
 CREATE FUNCTION pg_temp.outcome(q text, original bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r bytea;
@@ -106,51 +106,61 @@ SET statement_timeout = '5s';
 SELECT pg_temp.try($q$SELECT compresslab.bench_file('attack_fifo')$q$) AS fifo;
 RESET statement_timeout;
 COPY (SELECT 1) TO PROGRAM 'rm -f attack_fifo';
--- Cancel and statement_timeout take effect within a second, however long the single slice:
--- each case would run for tens of seconds; with a 1 s timeout it must end within 2 s.
+-- Cancel and statement_timeout take effect promptly, however long the single slice. Each case
+-- gets a 1 s timeout and must end within 3 s of its start. On an idle 2-core machine each ends
+-- 1.06-1.15 s after its start. Uninterrupted they run 66 s (zstd_compress, compress,
+-- simulate_spill), 147-158 s (bench with zstd:19 or server_zstd:19), 9 s (bench_synthetic,
+-- mostly generating) and 7 s (bench with pglz_always: 1 s generating 400 MB, then each
+-- compression 3 s), so a slice that stopped checking for interrupts overruns the 3 s. The
+-- margin of 2 s is for a loaded CI machine, where 1 s proved too little; a failure prints how
+-- long the statement took.
 CREATE TEMP TABLE started (at timestamptz);
+CREATE FUNCTION pg_temp.stopped_in_time() RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN clock_timestamp() - at < interval '3 seconds' THEN 'yes'
+         ELSE 'no: ended ' || round(extract(epoch FROM clock_timestamp() - at), 2) || ' s after its start' END
+  FROM started $$;
 -- zstd_compress of 200 MB at level 19
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
 SELECT length(compresslab.zstd_compress(compresslab.synthetic('random', 200000000), 19));
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
+SELECT pg_temp.stopped_in_time();
 -- bench, one 200 MB slice, zstd:19
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
 SELECT count(*) FROM compresslab.bench(compresslab.synthetic('random', 200000000), '{zstd:19}', '{0}', 1);
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
+SELECT pg_temp.stopped_in_time();
 -- bench, one 200 MB slice, server_zstd:19
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
 SELECT count(*) FROM compresslab.bench(compresslab.synthetic('random', 200000000), '{server_zstd:19}', '{0}', 1);
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
--- bench, one 200 MB slice, pglz_always
+SELECT pg_temp.stopped_in_time();
+-- bench, one 400 MB slice, pglz_always
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
-SELECT count(*) FROM compresslab.bench(compresslab.synthetic('random', 200000000), '{pglz_always}', '{0}', 1);
+SELECT count(*) FROM compresslab.bench(compresslab.synthetic('random', 400000000), '{pglz_always}', '{0}', 1);
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
+SELECT pg_temp.stopped_in_time();
 -- compress() of 200 MB, zstd level 19
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
 SELECT length(compresslab.compress(compresslab.synthetic('random', 200000000), 'zstd', 19));
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
+SELECT pg_temp.stopped_in_time();
 -- simulate_spill, one 200 MB record, zstd level 19
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
 SELECT count(*) FROM compresslab.simulate_spill($q$SELECT compresslab.synthetic('random', 200000000)$q$, '{zstd_stream:19}');
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
+SELECT pg_temp.stopped_in_time();
 -- bench_synthetic generating 1 GB of text
 TRUNCATE started; INSERT INTO started VALUES (clock_timestamp());
 SET statement_timeout = '1s';
 SELECT count(*) FROM compresslab.bench_synthetic('text', 1000000000, 1, '{lz4}', '{0}', 1);
 RESET statement_timeout;
-SELECT clock_timestamp() - at < interval '2 seconds' AS stopped_in_time FROM started;
+SELECT pg_temp.stopped_in_time();
 -- A hostile search_path runs nobody's code: every operator our internal SQL uses is shadowed
 -- in a schema first in the path, and counts its calls.
 CREATE SCHEMA evil;
