@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use compresslab_core::lz4::frame::{compress, declared_content_size, decompress};
+use compresslab_core::lz4::frame::{compress, content_size, declared_content_size, decompress, decompress_to};
 use compresslab_core::CodecError;
 use proptest::prelude::{any, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, ProptestConfig};
 use twox_hash::XxHash32;
@@ -164,6 +164,26 @@ fn lz4_tool_fixtures_decode_to_the_original() {
         assert!(matches!(err, CodecError::TooLarge(_)), "{name}: {err:?}");
     }
     assert!(total < 100_000, "the lz4 fixtures should stay small, they are {total} bytes");
+}
+
+#[test]
+fn lz4_tool_fixtures_that_declare_every_size_decode_in_place() {
+    // Only frames that all record their content size are decoded into a buffer of that size
+    // (two_frames.lz4's second frame does not record it).
+    let mut in_place = 0;
+    for (name, parts) in FIXTURES {
+        let frames = fixture(name);
+        let content = fixture_content(parts);
+        let sized = parts.iter().all(|(args, _, _)| args.contains(&"--content-size"));
+        assert_eq!(content_size(&frames), sized.then_some(content.len() as u64), "{name}");
+        if sized {
+            let mut dst = vec![0; content.len()];
+            decompress_to(&frames, &mut dst, &mut || {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(dst == content, "{name}");
+            in_place += 1;
+        }
+    }
+    assert_eq!(in_place, 1);
 }
 
 #[test]

@@ -118,11 +118,20 @@ fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
     })
 }
 
-/// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool). The frame decoder
-/// grows its own buffer (a frame need not declare its size), copied once into the result.
+/// Decompress LZ4 frames (from `lz4_frame_compress` or the `lz4` tool). Frames that all
+/// declare their content size (ours do) decode straight into the result; others into a
+/// growing buffer, copied once.
 #[pg_extern(stable, strict, parallel_safe)]
 fn lz4_frame_decompress(data: &[u8]) -> ResultBytea {
-    ResultBytea::copy_of(&lz4::frame::decompress(data, gucs::max_decompressed_size()).or_raise())
+    let max = gucs::max_decompressed_size();
+    match lz4::frame::content_size(data) {
+        Some(size) if size <= max as u64 => {
+            let mut out = ResultBytea::zeroed(size as usize);
+            lz4::frame::decompress_to(data, out.data_mut(), &mut check_interrupts).or_raise();
+            out
+        }
+        _ => ResultBytea::copy_of(&lz4::frame::decompress_with_tick(data, max, &mut check_interrupts).or_raise()),
+    }
 }
 
 /// One zstd frame at the `compresslab.zstd_level` setting: STABLE, since it reads it.

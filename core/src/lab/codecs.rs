@@ -108,17 +108,8 @@ impl Codec for Lz4Frame {
         lz4::frame::compress_to_writer(src, &mut cursor)?;
         Ok(Some(cursor.position() as usize))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
-        let out = lz4::frame::decompress(src, dst.len())?;
-        if out.len() != dst.len() {
-            return Err(CodecError::corrupt(format!(
-                "lz4 frame decoded to {} bytes, expected {}",
-                out.len(),
-                dst.len()
-            )));
-        }
-        dst.copy_from_slice(&out);
-        Ok(())
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        lz4::frame::decompress_to(src, dst, tick)
     }
 }
 

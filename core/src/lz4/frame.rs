@@ -1,7 +1,10 @@
 //! LZ4 frame format (the `lz4` command-line tool's format), with a strict, bounded reader.
 //!
 //! Writing goes through `lz4_flex`'s `FrameEncoder`. Reading is our own parser, so that
-//! truncated or damaged frames are errors instead of short output. A frame is, all integers
+//! truncated or damaged frames are errors instead of short output. When every frame declares
+//! its content size, [`content_size`] adds them up from the headers and [`decompress_to`]
+//! decodes into the caller's buffer of that size (the SQL result); otherwise [`decompress`]
+//! decodes into a vector that grows up to the caller's limit. A frame is, all integers
 //! little-endian (see the overview in [`super`]):
 //!
 //! * magic 0x184D2204;
@@ -117,11 +120,91 @@ pub fn declared_content_size(src: &[u8]) -> Option<u64> {
 /// Every frame must be complete and intact: truncation, a checksum or content-size mismatch,
 /// a frame that needs a dictionary and bytes after the last frame are all `Corrupt`.
 pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
+    decompress_with_tick(src, max_raw, &mut || {})
+}
+
+/// [`decompress`], calling `tick` after every block (at most 4 MB of output) so that a caller
+/// can check for interrupts.
+pub fn decompress_with_tick(src: &[u8], max_raw: usize, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    decode_frames(src, &mut out, max_raw, tick)?;
+    Ok(out)
+}
+
+/// Decompress LZ4 frame data straight into `dst`, which must be exactly as long as the content
+/// (as [`content_size`] gives it): content of any other length is an error, and nothing is
+/// written past `dst`. Otherwise as [`decompress_with_tick`] with `dst.len()` as the limit,
+/// with the same errors (the unit tests and a fuzz target compare the two).
+pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    let expected = dst.len();
+    let mut out = Filled { buf: dst, len: 0 };
+    decode_frames(src, &mut out, expected, tick)?;
+    if out.len != expected {
+        return Err(CodecError::corrupt(format!(
+            "lz4 frame data holds {} bytes of content, expected {expected}",
+            out.len
+        )));
+    }
+    Ok(())
+}
+
+/// The total content size of LZ4 frame data in which every frame declares its content size
+/// (as ours and `lz4 --content-size` do), found by reading the frame and block headers only;
+/// `None` if a frame does not declare it, or the data is not well-formed frames (decoding then
+/// tells why). Skippable frames add nothing.
+pub fn content_size(src: &[u8]) -> Option<u64> {
+    if src.is_empty() {
+        return None;
+    }
+    let mut input = Cursor { rest: src };
+    let mut total: u64 = 0;
+    while !input.rest.is_empty() {
+        match input.u32_le()? {
+            FRAME_MAGIC => {
+                let size_recorded = input.rest.first()? & FLG_CONTENT_SIZE != 0;
+                let desc = read_descriptor(&mut input, 0).ok()?;
+                let mut blocks = 0;
+                loop {
+                    let header = input.u32_le()?;
+                    if header == 0 {
+                        break;
+                    }
+                    blocks += 1;
+                    let size = usize::try_from(header & !BLOCK_STORED).ok()?;
+                    if size > desc.block_max {
+                        return None;
+                    }
+                    input.take(size)?;
+                    if desc.block_checksum {
+                        input.take(4)?;
+                    }
+                }
+                if desc.content_checksum {
+                    input.take(4)?;
+                }
+                // A recorded 0 means "unknown" (see `Descriptor`), unless the frame holds no
+                // block: an empty frame, as ours of empty content.
+                let size = match desc.content_size {
+                    Some(size) => size,
+                    None if size_recorded && blocks == 0 => 0,
+                    None => return None,
+                };
+                total = total.checked_add(size)?;
+            }
+            m if m & 0xFFFF_FFF0 == SKIPPABLE_MAGIC => skip_frame(&mut input, 0).ok()?,
+            _ => return None,
+        }
+    }
+    Some(total)
+}
+
+/// The frame loop of every decoding function: frames and skippable frames until the input
+/// ends, each frame's content appended to `out`, at most `max_raw` bytes in all.
+fn decode_frames(src: &[u8], out: &mut impl Output, max_raw: usize, tick: &mut dyn FnMut()) -> Result<()> {
     if src.is_empty() {
         return Err(CodecError::corrupt("input is not an lz4 frame: it is empty"));
     }
     let mut input = Cursor { rest: src };
-    let mut out = Vec::new();
     let mut frame: u64 = 0;
     while !input.rest.is_empty() {
         frame += 1;
@@ -129,7 +212,7 @@ pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
         match magic {
             Some(FRAME_MAGIC) => {
                 input.rest = input.rest.get(4..).unwrap_or_default();
-                decode_frame(&mut input, frame, &mut out, max_raw)?;
+                decode_frame(&mut input, frame, out, max_raw, tick)?;
             }
             Some(m) if m & 0xFFFF_FFF0 == SKIPPABLE_MAGIC => {
                 input.rest = input.rest.get(4..).unwrap_or_default();
@@ -150,7 +233,88 @@ pub fn decompress(src: &[u8], max_raw: usize) -> Result<Vec<u8>> {
             _ => return Err(CodecError::corrupt("input is not an lz4 frame (bad magic number)")),
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Where decoded content goes: a vector that grows (fallibly, never past the caller's limit)
+/// when the content size is not known, or the caller's buffer of the content's exact size.
+trait Output {
+    /// Bytes of content written so far.
+    fn len(&self) -> usize;
+    /// The content written so far.
+    fn written(&self) -> &[u8];
+    /// Make room for `needed` bytes of content in all (`needed <= max_raw`).
+    fn reserve(&mut self, needed: usize, max_raw: usize) -> Result<()>;
+    /// Append `data` (room reserved).
+    fn extend_from_slice(&mut self, data: &[u8]);
+    /// Let `decode` write into `room` bytes after the content (room reserved), given the
+    /// content before them; keep the bytes it says it wrote.
+    fn decode_into(
+        &mut self,
+        room: usize,
+        decode: impl FnOnce(&[u8], &mut [u8]) -> std::result::Result<usize, DecodeError>,
+    ) -> std::result::Result<usize, DecodeError>;
+}
+
+impl Output for Vec<u8> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn written(&self) -> &[u8] {
+        self
+    }
+    fn reserve(&mut self, needed: usize, max_raw: usize) -> Result<()> {
+        ensure_capacity(self, needed, max_raw)
+    }
+    fn extend_from_slice(&mut self, data: &[u8]) {
+        Vec::extend_from_slice(self, data)
+    }
+    fn decode_into(
+        &mut self,
+        room: usize,
+        decode: impl FnOnce(&[u8], &mut [u8]) -> std::result::Result<usize, DecodeError>,
+    ) -> std::result::Result<usize, DecodeError> {
+        let start = Vec::len(self);
+        self.resize(start.saturating_add(room), 0);
+        let (earlier, spare) = self.split_at_mut(start);
+        let decoded = decode(earlier, spare);
+        self.truncate(start.saturating_add(*decoded.as_ref().unwrap_or(&0)));
+        decoded
+    }
+}
+
+/// The caller's buffer, filled from the front.
+struct Filled<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Output for Filled<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn written(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+    fn reserve(&mut self, needed: usize, _max_raw: usize) -> Result<()> {
+        // The decoder's limit is the buffer's length, so it never asks for more.
+        debug_assert!(needed <= self.buf.len());
+        Ok(())
+    }
+    fn extend_from_slice(&mut self, data: &[u8]) {
+        self.buf[self.len..][..data.len()].copy_from_slice(data);
+        self.len += data.len();
+    }
+    fn decode_into(
+        &mut self,
+        room: usize,
+        decode: impl FnOnce(&[u8], &mut [u8]) -> std::result::Result<usize, DecodeError>,
+    ) -> std::result::Result<usize, DecodeError> {
+        let (earlier, rest) = self.buf.split_at_mut(self.len);
+        let decoded = decode(earlier, &mut rest[..room]);
+        self.len += *decoded.as_ref().unwrap_or(&0);
+        decoded
+    }
 }
 
 /// The unread part of the input.
@@ -260,7 +424,13 @@ fn read_descriptor(input: &mut Cursor<'_>, frame: u64) -> Result<Descriptor> {
 
 /// Decode one frame whose magic number has been read, appending its content to `out`, which
 /// never grows past `max_raw` bytes.
-fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: usize) -> Result<()> {
+fn decode_frame(
+    input: &mut Cursor<'_>,
+    frame: u64,
+    out: &mut impl Output,
+    max_raw: usize,
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     let desc = read_descriptor(input, frame)?;
     let frame_start = out.len();
     // Limit against the whole output; `out.len() <= max_raw` always holds.
@@ -277,7 +447,7 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
         // input declaring a huge size must not make us allocate it.
         let plausible = input.rest.len().saturating_mul(MAX_EXPANSION);
         let expected = usize::try_from(declared).unwrap_or(usize::MAX).min(plausible);
-        ensure_capacity(out, frame_start.saturating_add(expected), max_raw)?;
+        out.reserve(frame_start.saturating_add(expected), max_raw)?;
     }
     let mismatch_more = |held: usize| {
         CodecError::corrupt(format!(
@@ -297,6 +467,9 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
         };
         if header == 0 {
             break;
+        }
+        if block > 0 {
+            tick();
         }
         block += 1;
         let stored = header & BLOCK_STORED != 0;
@@ -331,7 +504,7 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
             if size > limit_room {
                 return Err(limit_exceeded(max_raw));
             }
-            ensure_capacity(out, start.saturating_add(size), max_raw)?;
+            out.reserve(start.saturating_add(size), max_raw)?;
             out.extend_from_slice(data);
             continue;
         }
@@ -340,33 +513,29 @@ fn decode_frame(input: &mut Cursor<'_>, frame: u64, out: &mut Vec<u8>, max_raw: 
         // room left (declared or limit), and what `size` compressed bytes can possibly expand to.
         let room = declared_room.unwrap_or(limit_room).min(limit_room);
         let cap = desc.block_max.min(room).min(size.saturating_mul(MAX_EXPANSION));
-        ensure_capacity(out, start.saturating_add(cap), max_raw)?;
-        out.resize(start.saturating_add(cap), 0);
-        let (earlier, spare) = out.split_at_mut(start);
-        let decoded = if desc.independent {
-            decode::decompress_into(data, spare)
-        } else {
-            let window = earlier.get(start.saturating_sub(LINKED_WINDOW).max(frame_start)..).unwrap_or_default();
-            decode::decompress_into_with_dict(data, spare, window)
-        };
+        out.reserve(start.saturating_add(cap), max_raw)?;
+        let decoded = out.decode_into(cap, |earlier, spare| {
+            if desc.independent {
+                decode::decompress_into(data, spare)
+            } else {
+                let window = earlier.get(start.saturating_sub(LINKED_WINDOW).max(frame_start)..).unwrap_or_default();
+                decode::decompress_into_with_dict(data, spare, window)
+            }
+        });
         match decoded {
-            Ok(n) => out.truncate(start.saturating_add(n)),
+            Ok(_) => {}
             Err(DecodeError::OutputTooSmall) if cap < desc.block_max && cap == room => {
-                out.truncate(start);
                 return Err(if declared_room.is_some_and(|r| r <= limit_room) {
                     mismatch_more(held.saturating_add(cap).saturating_add(1))
                 } else {
                     limit_exceeded(max_raw)
                 });
             }
-            Err(e) => {
-                out.truncate(start);
-                return Err(block_error(&e, block, frame, desc.independent, desc.block_max));
-            }
+            Err(e) => return Err(block_error(&e, block, frame, desc.independent, desc.block_max)),
         }
     }
 
-    let content = out.get(frame_start..).unwrap_or_default();
+    let content = out.written().get(frame_start..).unwrap_or_default();
     if desc.content_checksum {
         check_xxh32(input, content, &format!("frame {frame}"), "content checksum")?;
     }
@@ -457,6 +626,120 @@ mod tests {
         let mut two = compress(b"first,");
         two.extend(compress(b"second"));
         assert_eq!(decompress(&two, 100).unwrap(), b"first,second");
+    }
+
+    /// Frames of every shape [`content_size`] accepts: one frame, several blocks, several
+    /// frames with a skippable frame and an empty frame among them.
+    fn frames_that_declare_their_sizes() -> Vec<(Vec<u8>, Vec<u8>)> {
+        let text = b"in place, please ".repeat(600_000); // 10.2 MB: three 4 MB blocks
+        vec![(compress(b"x"), b"x".to_vec()), (compress(&text), text), several_frames(300_000)]
+    }
+
+    /// Five frames: text, a skippable frame, `random_len` random bytes (a stored block), an
+    /// empty frame, text; and their content.
+    fn several_frames(random_len: usize) -> (Vec<u8>, Vec<u8>) {
+        let random = crate::rng::SeededRng::new(9).bytes(random_len);
+        let mut frames = compress(b"first,");
+        frames.extend([0x5A, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 7, 7, 7]); // a skippable frame
+        frames.extend(compress(&random));
+        frames.extend(compress(b""));
+        frames.extend(compress(b"last"));
+        (frames, [&b"first,"[..], &random, b"last"].concat())
+    }
+
+    #[test]
+    fn decompress_to_fills_the_buffer_that_content_size_gives() {
+        for (frames, content) in frames_that_declare_their_sizes() {
+            assert_eq!(content_size(&frames), Some(content.len() as u64));
+            let mut dst = vec![0xEE; content.len()];
+            decompress_to(&frames, &mut dst, &mut || {}).unwrap();
+            assert!(dst == content, "{} bytes", content.len());
+            assert_eq!(decompress(&frames, content.len()).unwrap(), content);
+        }
+    }
+
+    #[test]
+    fn decompress_to_refuses_a_buffer_of_another_length() {
+        let (frames, content) = frames_that_declare_their_sizes().swap_remove(2);
+        for len in [0, content.len() - 1, content.len() + 1] {
+            let mut dst = vec![0; len];
+            assert!(decompress_to(&frames, &mut dst, &mut || {}).is_err(), "{len} bytes of room");
+        }
+    }
+
+    #[test]
+    fn content_size_is_none_unless_every_frame_declares_it_and_is_whole() {
+        let (frames, _) = frames_that_declare_their_sizes().swap_remove(2);
+        assert_eq!(content_size(b""), None);
+        assert_eq!(content_size(b"not a frame"), None);
+        // A cut between two frames leaves whole frames: their content, which decodes.
+        let mut whole = 0;
+        for cut in 1..frames.len() {
+            if let Some(n) = content_size(&frames[..cut]) {
+                assert_eq!(decompress(&frames[..cut], usize::MAX).map(|c| c.len() as u64), Ok(n), "cut {cut}");
+                whole += 1;
+            }
+        }
+        assert_eq!(whole, 4, "after each of the five frames but the last");
+        let mut tail = frames.clone();
+        tail.push(0);
+        assert_eq!(content_size(&tail), None);
+        // A frame without a content size (lz4_flex's default, as the lz4 tool's) among them.
+        let mut unsized_frame = Vec::new();
+        let mut encoder = lz4_flex::frame::FrameEncoder::new(&mut unsized_frame);
+        encoder.write_all(b"no size").unwrap();
+        encoder.finish().unwrap();
+        assert_eq!(declared_content_size(&unsized_frame), None);
+        assert_eq!(content_size(&[&frames[..], &unsized_frame].concat()), None);
+        assert_eq!(decompress(&[&frames[..], &unsized_frame].concat(), usize::MAX).unwrap().len(), 300_017);
+    }
+
+    #[test]
+    fn decompress_to_fails_exactly_where_decompress_fails() {
+        // Every 7th truncation and one flipped bit in every 5th byte of a frame of linked 64 KB
+        // blocks with block checksums, and of the frames with a skippable frame: where the
+        // damaged data still claims a content size, decoding into a buffer of that size gives
+        // what the growing decoder gives under the same limit, error for error.
+        let text = b"linked blocks, checked blocks; ".repeat(7_000); // 217 KB: four blocks
+        let info = lz4_flex::frame::FrameInfo::new()
+            .content_size(Some(text.len() as u64))
+            .block_checksums(true)
+            .block_mode(lz4_flex::frame::BlockMode::Linked)
+            .block_size(lz4_flex::frame::BlockSize::Max64KB);
+        let mut linked = Vec::new();
+        let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, &mut linked);
+        encoder.write_all(&text).unwrap();
+        encoder.finish().unwrap();
+        assert_eq!(decompress(&linked, text.len()).unwrap(), text);
+        let (several, _) = several_frames(3000);
+        let mut checked = 0;
+        for frames in [linked, several] {
+            let mut mutants: Vec<Vec<u8>> = (0..frames.len()).step_by(7).map(|cut| frames[..cut].to_vec()).collect();
+            for at in (0..frames.len()).step_by(5) {
+                let mut m = frames.clone();
+                m[at] ^= 1 << (at % 8);
+                mutants.push(m);
+            }
+            for m in mutants {
+                let Some(n) = content_size(&m).filter(|&n| n < 1 << 24) else { continue };
+                let mut dst = vec![0; n as usize];
+                let into = decompress_to(&m, &mut dst, &mut || {}).map(|()| dst);
+                assert_eq!(into, decompress(&m, n as usize));
+                checked += 1;
+            }
+        }
+        assert!(checked > 500, "only {checked} damaged inputs still declared a size");
+    }
+
+    #[test]
+    fn every_block_after_the_first_ticks() {
+        let (frames, content) = frames_that_declare_their_sizes().swap_remove(1);
+        let mut ticks = 0;
+        decompress_with_tick(&frames, content.len(), &mut || ticks += 1).unwrap();
+        assert_eq!(ticks, 2, "three blocks");
+        let mut dst = vec![0; content.len()];
+        decompress_to(&frames, &mut dst, &mut || ticks += 1).unwrap();
+        assert_eq!(ticks, 4);
     }
 
     #[test]
