@@ -10,6 +10,7 @@ use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{composite_type, JsonB, PgRelation};
 
+use crate::bytea::ResultBytea;
 use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::rows::{set_of, Row};
@@ -302,19 +303,26 @@ fn bench_synthetic(
 }
 
 fn synthetic_payload(kind: payload::SyntheticKind, size: i64, seed: i32) -> Payload {
+    let data = payload::generate(kind, synthetic_size(size), seed as u64, &mut || PgHooks.tick()).or_raise();
+    Payload::new(format!("synthetic {}", kind.name()), vec![data])
+}
+
+fn synthetic_size(size: i64) -> usize {
     if !(0..=gucs::MAX_RESULT as i64).contains(&size) {
         raise(CodecError::invalid(format!("size must be between 0 and {} bytes, got {size}", gucs::MAX_RESULT)));
     }
-    let data = payload::generate(kind, size as usize, seed as u64, &mut || PgHooks.tick()).or_raise();
-    Payload::new(format!("synthetic {}", kind.name()), vec![data])
+    size as usize
 }
 
 /// Seeded synthetic bytes, the payloads of `bench_synthetic`: `zeros`, `random`, `text`
 /// (English-like) or `pgbench` (pgbench_accounts rows); the same bytes for the same arguments.
+/// Generated straight into the result.
 #[pg_extern(immutable, parallel_safe)]
-fn synthetic(kind: Option<&str>, size: default!(i64, 1048576), seed: default!(i32, 0)) -> Vec<u8> {
+fn synthetic(kind: Option<&str>, size: default!(i64, 1048576), seed: default!(i32, 0)) -> ResultBytea {
     let kind = parse_named(required(kind, "kind")).or_raise();
-    synthetic_payload(kind, size, seed).pieces.remove(0)
+    let mut out = ResultBytea::zeroed(synthetic_size(size));
+    payload::generate_into(kind, out.data_mut(), seed as u64, &mut || PgHooks.tick());
+    out
 }
 
 /// Checksum throughput by slice size for every implementation: the crc32c crate, our

@@ -1,7 +1,7 @@
 //! Payloads: named pieces of bytes (a bytea, page images, column values, a file) cut into
 //! slices, and seeded synthetic generators.
 
-use crate::error::{try_with_capacity, Result};
+use crate::error::{try_zeroed, Result};
 use crate::rng::SeededRng;
 
 /// A named list of pieces (values, pages, files) to be sliced and measured.
@@ -135,32 +135,51 @@ pub fn synthetic(kind: SyntheticKind, size: usize, seed: u64) -> Result<Vec<u8>>
 /// [`synthetic`], calling `tick` after every MB generated (the extension checks for cancel
 /// there). The buffer is allocated fallibly.
 pub fn generate(kind: SyntheticKind, size: usize, seed: u64, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
+    let mut out = try_zeroed(size, "the synthetic payload")?;
+    generate_into(kind, &mut out, seed, tick);
+    Ok(out)
+}
+
+/// Fill `out` with the bytes [`generate`] gives for `out.len()` (the SQL function `synthetic`
+/// writes its result this way, with no copy), calling `tick` after every MB.
+pub fn generate_into(kind: SyntheticKind, out: &mut [u8], seed: u64, tick: &mut dyn FnMut()) {
     const TICK_BYTES: usize = 1 << 20;
+    let size = out.len();
     let mut rng = SeededRng::new(seed);
-    let mut out = try_with_capacity(size + 256, "the synthetic payload")?;
+    let mut at = 0;
     let mut next_tick = TICK_BYTES;
     let mut aid = 1u64;
-    while out.len() < size {
-        match kind {
-            SyntheticKind::Zeros => out.resize(size.min(out.len() + TICK_BYTES), 0),
-            SyntheticKind::Random => {
-                let at = out.len();
-                out.resize(size.min(at + TICK_BYTES), 0);
-                rng.fill(&mut out[at..]);
+    // A sentence or a row, of which only what fits is kept.
+    let mut piece = Vec::with_capacity(256);
+    while at < size {
+        at += match kind {
+            SyntheticKind::Zeros | SyntheticKind::Random => {
+                let chunk = &mut out[at..size.min(at + TICK_BYTES)];
+                if kind == SyntheticKind::Random {
+                    rng.fill(chunk);
+                } else {
+                    chunk.fill(0);
+                }
+                chunk.len()
             }
-            SyntheticKind::Text => push_sentence(&mut rng, &mut out),
-            SyntheticKind::Pgbench => {
-                push_account_row(&mut rng, aid, &mut out);
-                aid += 1;
+            SyntheticKind::Text | SyntheticKind::Pgbench => {
+                piece.clear();
+                if kind == SyntheticKind::Text {
+                    push_sentence(&mut rng, &mut piece);
+                } else {
+                    push_account_row(&mut rng, aid, &mut piece);
+                    aid += 1;
+                }
+                let n = piece.len().min(size - at);
+                out[at..at + n].copy_from_slice(&piece[..n]);
+                n
             }
-        }
-        if out.len() >= next_tick {
+        };
+        if at >= next_tick {
             tick();
             next_tick += TICK_BYTES;
         }
     }
-    out.truncate(size);
-    Ok(out)
 }
 
 /// One sentence of 7 or more words, most frequent words most often (Zipf-like).
@@ -248,5 +267,18 @@ mod tests {
         let mut ticks = 0;
         generate(SyntheticKind::Pgbench, 5 << 20, 0, &mut || ticks += 1).unwrap();
         assert!(ticks >= 5, "{ticks}");
+    }
+
+    #[test]
+    fn generate_into_writes_every_byte_of_the_buffer() {
+        for &kind in SyntheticKind::ALL {
+            for size in [0, 1, 300, (2 << 20) + 77] {
+                let mut out = vec![0xA5; size];
+                let mut ticks = 0;
+                generate_into(kind, &mut out, 3, &mut || ticks += 1);
+                assert!(out == synthetic(kind, size, 3).unwrap(), "{kind:?} {size}");
+                assert_eq!(ticks, size >> 20, "{kind:?} {size}");
+            }
+        }
     }
 }
