@@ -1,6 +1,20 @@
 //! Byte-level helpers the codec kernels share: little-endian loads, the common-prefix
-//! length of two positions of one buffer (how far a match extends), and the repeating
-//! pattern of a short-offset match (how the decoders copy one).
+//! length of two positions of one buffer (how far a match extends), the repeating pattern of
+//! a short-offset match (how the decoders copy one), and the buffer of a known final size
+//! that the frame decoders fill.
+
+/// The caller's buffer of the content's final size (a SQL result), filled from the front by
+/// a decoder, and how much of it is written.
+pub(crate) struct Filled<'a> {
+    pub(crate) buf: &'a mut [u8],
+    pub(crate) len: usize,
+}
+
+impl<'a> Filled<'a> {
+    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
+        Filled { buf, len: 0 }
+    }
+}
 
 /// Four bytes at `at`, little-endian. Panics if fewer than four bytes remain.
 #[inline(always)]

@@ -36,6 +36,7 @@ use std::io::Write;
 use twox_hash::XxHash32;
 
 use super::decode::{self, DecodeError};
+use crate::bytes::Filled;
 use crate::error::{try_with_capacity, CodecError, Result};
 
 const FRAME_MAGIC: u32 = 0x184D_2204;
@@ -137,7 +138,7 @@ pub fn decompress_with_tick(src: &[u8], max_raw: usize, tick: &mut dyn FnMut()) 
 /// with the same errors (the unit tests and a fuzz target compare the two).
 pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
     let expected = dst.len();
-    let mut out = Filled { buf: dst, len: 0 };
+    let mut out = Filled::new(dst);
     decode_frames(src, &mut out, expected, tick)?;
     if out.len != expected {
         return Err(CodecError::corrupt(format!(
@@ -281,12 +282,6 @@ impl Output for Vec<u8> {
         self.truncate(start.saturating_add(*decoded.as_ref().unwrap_or(&0)));
         decoded
     }
-}
-
-/// The caller's buffer, filled from the front.
-struct Filled<'a> {
-    buf: &'a mut [u8],
-    len: usize,
 }
 
 impl Output for Filled<'_> {

@@ -42,6 +42,7 @@ use std::ops::RangeInclusive;
 use zstd::zstd_safe::{self, zstd_sys, CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, SafeResult, WriteBuf};
 use zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
 
+use crate::bytes::Filled;
 use crate::error::{try_reserve, try_zeroed, CodecError, Result};
 use errors::{
     check_dictionary, check_frame_dictionary, compress_error, decode_error, dictionary_load_error, error_name,
@@ -232,7 +233,7 @@ pub fn declared_size(src: &[u8]) -> Option<u64> {
 /// [`declared_size`]): the decoder writes straight into the caller's buffer.
 pub fn decompress_to(src: &[u8], dictionary: Option<&[u8]>, dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
     let expected = dst.len();
-    let mut out = Filled { buf: dst, len: 0 };
+    let mut out = Filled::new(dst);
     decode_frames(src, dictionary, expected, &mut out, tick)?;
     if out.len != expected {
         return Err(CodecError::corrupt(format!(
@@ -270,12 +271,6 @@ impl Output for Vec<u8> {
         let mut output = OutBuffer::around_pos(&mut window, before);
         dctx.decompress_stream(&mut output, input)
     }
-}
-
-/// A buffer of the final size and how much of it is decoded.
-struct Filled<'a> {
-    buf: &'a mut [u8],
-    len: usize,
 }
 
 impl Output for Filled<'_> {
