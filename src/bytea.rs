@@ -65,6 +65,26 @@ impl ResultBytea {
         }
     }
 
+    /// A decompressed result of frames whose headers may declare the content's size: when they
+    /// do, and it is at most `max`, `decode_into` writes straight into a result of that size
+    /// (and must fill it exactly); otherwise `decode_aside` decodes into a buffer of its own,
+    /// under `max`, copied once.
+    pub fn of_frames(
+        declared: Option<u64>,
+        max: usize,
+        decode_into: impl FnOnce(&mut [u8]) -> compresslab_core::error::Result<()>,
+        decode_aside: impl FnOnce() -> compresslab_core::error::Result<Vec<u8>>,
+    ) -> ResultBytea {
+        match declared {
+            Some(size) if size <= max as u64 => {
+                let mut out = ResultBytea::zeroed(size as usize);
+                decode_into(out.data_mut()).or_raise();
+                out
+            }
+            _ => ResultBytea::copy_of(&decode_aside().or_raise()),
+        }
+    }
+
     /// [`within_bound`](Self::within_bound) for a writer that may decline (`None`, as pglz
     /// declines data it cannot shrink): then no result.
     pub fn within_bound_or_none(bound: usize, write: impl FnOnce(&mut [u8]) -> Option<usize>) -> Option<ResultBytea> {

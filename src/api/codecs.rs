@@ -124,14 +124,12 @@ fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
 #[pg_extern(stable, strict, parallel_safe)]
 fn lz4_frame_decompress(data: &[u8]) -> ResultBytea {
     let max = gucs::max_decompressed_size();
-    match lz4::frame::content_size(data) {
-        Some(size) if size <= max as u64 => {
-            let mut out = ResultBytea::zeroed(size as usize);
-            lz4::frame::decompress_to(data, out.data_mut(), &mut check_interrupts).or_raise();
-            out
-        }
-        _ => ResultBytea::copy_of(&lz4::frame::decompress_with_tick(data, max, &mut check_interrupts).or_raise()),
-    }
+    ResultBytea::of_frames(
+        lz4::frame::content_size(data),
+        max,
+        |dst| lz4::frame::decompress_to(data, dst, &mut check_interrupts),
+        || lz4::frame::decompress_with_tick(data, max, &mut check_interrupts),
+    )
 }
 
 /// One zstd frame at the `compresslab.zstd_level` setting: STABLE, since it reads it.
@@ -176,16 +174,12 @@ fn zstd_decompress_dictionary(data: &[u8], dictionary: &[u8]) -> ResultBytea {
 /// into a growing buffer, copied once.
 fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
     let max = gucs::max_decompressed_size();
-    match zstd_codec::declared_size(data) {
-        Some(size) if size <= max as u64 => {
-            let mut out = ResultBytea::zeroed(size as usize);
-            zstd_codec::decompress_to(data, dictionary, out.data_mut(), &mut check_interrupts).or_raise();
-            out
-        }
-        _ => ResultBytea::copy_of(
-            &zstd_codec::decompress_with_tick(data, dictionary, max, &mut check_interrupts).or_raise(),
-        ),
-    }
+    ResultBytea::of_frames(
+        zstd_codec::declared_size(data),
+        max,
+        |dst| zstd_codec::decompress_to(data, dictionary, dst, &mut check_interrupts),
+        || zstd_codec::decompress_with_tick(data, dictionary, max, &mut check_interrupts),
+    )
 }
 
 /// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).
