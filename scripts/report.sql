@@ -175,7 +175,7 @@ SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps
 \qecho
 \qecho '### The speed goals, each beside its figure'
 \qecho
-\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; LZ4 is ours (lz4_flex''s encoder, our decoder) against the liblz4 the server links.'
+\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks.'
 \qecho
 CREATE TEMP TABLE toast_sized AS
 SELECT 'catalog text, ' || s / 1024 || ' KB values' AS payload, b.*
@@ -221,7 +221,7 @@ WITH pairs AS (
   SELECT 'CRC-32C >= 1 KB', 2.5, min(x), string_agg(format('%s B %s', slice_size, round(x::numeric, 2)), '; ' ORDER BY slice_size)
     FROM crc WHERE slice_size >= 1024
   UNION ALL
-  SELECT 'LZ4 (lz4_flex encoder, our decoder) vs liblz4, compression and decompression', 0.95, least(min(cx), min(dx)),
+  SELECT 'LZ4 (our encoder and decoder) vs liblz4, compression and decompression', 0.95, least(min(cx), min(dx)),
          string_agg(format('%s %s / %s', payload, round(cx::numeric, 2), round(dx::numeric, 2)), '; ')
     FROM lz4
 )

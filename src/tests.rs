@@ -327,6 +327,49 @@ mod tests {
         assert!(linked > 2900, "{linked} linked blocks");
     }
 
+    /// `lz4_compress` writes the server's own LZ4 blocks: byte for byte what the liblz4 loaded in
+    /// the server writes with `LZ4_compress_default` (the call behind lz4 TOAST values and lz4
+    /// WAL compression), on both sides of its 64 KB table switch, and the server's
+    /// `LZ4_decompress_safe` reads them back.
+    #[pg_test]
+    fn lz4_blocks_are_byte_for_byte_the_servers_liblz4() {
+        type Lz4Fn = unsafe extern "C" fn(*const u8, *mut u8, i32, i32) -> i32;
+        let load = |name: &std::ffi::CStr| {
+            let symbol = server_c::loaded_symbol(c"liblz4.so.1", name).unwrap();
+            // SAFETY: LZ4_compress_default and LZ4_decompress_safe have this C signature in lz4.h.
+            unsafe { std::mem::transmute::<*mut std::ffi::c_void, Lz4Fn>(symbol) }
+        };
+        let (c_compress, c_decompress) = (load(c"LZ4_compress_default"), load(c"LZ4_decompress_safe"));
+        let mut rng = compresslab_core::rng::SeededRng::new(12);
+        let text = bytes(
+            "SELECT convert_to(string_agg(description, ' ' ORDER BY objoid, objsubid), 'UTF8') FROM pg_description",
+        );
+        let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), b"short".to_vec(), vec![0; 100_000], rng.bytes(70_000)];
+        for len in [12, 13, 4096, 8192, 65_546, 65_547, 65_548, 300_000] {
+            inputs.push(text.iter().cycle().take(len).copied().collect());
+        }
+        // Text with random bytes sprinkled in: matches of every length and offset.
+        let mut mixed = text[..200_000.min(text.len())].to_vec();
+        for _ in 0..mixed.len() / 50 {
+            let at = rng.below(mixed.len() as u64) as usize;
+            mixed[at] = rng.bytes(1)[0];
+        }
+        inputs.push(mixed);
+        for data in &inputs {
+            let ours = bytes_with("SELECT compresslab.lz4_compress($1)", data).unwrap();
+            let mut theirs = vec![0u8; data.len() + data.len() / 255 + 16];
+            // SAFETY: LZ4_compress_default reads srcSize bytes and writes at most dstCapacity.
+            let n = unsafe { c_compress(data.as_ptr(), theirs.as_mut_ptr(), data.len() as i32, theirs.len() as i32) };
+            assert!(n > 0, "liblz4 failed on {} bytes", data.len());
+            theirs.truncate(n as usize);
+            assert!(ours == theirs, "{} bytes: ours {} bytes, liblz4's {}", data.len(), ours.len(), theirs.len());
+            let mut back = vec![0u8; data.len()];
+            // SAFETY: LZ4_decompress_safe reads srcSize bytes and writes at most dstCapacity.
+            let m = unsafe { c_decompress(ours.as_ptr(), back.as_mut_ptr(), ours.len() as i32, back.len() as i32) };
+            assert_eq!((m as usize, &back), (data.len(), data));
+        }
+    }
+
     fn checksum_row() -> compresslab_core::lab::ChecksumRow {
         compresslab_core::lab::ChecksumRow {
             source: "s".into(),

@@ -109,7 +109,7 @@ pub fn compress_to(
     let stored = match method {
         Method::None => None,
         Method::Pglz => pglz::compress_to_ticking(src, payload, &pglz::Strategy::DEFAULT, false, tick),
-        Method::Lz4 => Some(lz4::block::compress_to(src, payload)?),
+        Method::Lz4 => Some(lz4::block::compress_to_ticking(src, payload, tick)?),
         // Room for the input only: a frame that does not fit would not be kept anyway.
         Method::Zstd => zstd_codec::compress_to(
             src,

@@ -180,7 +180,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "lz4",
         family: Family::Lz4,
         server: false,
-        about: "an LZ4 block (lz4_flex), as TOAST stores lz4 values",
+        about: "an LZ4 block, byte for byte what the server's liblz4 writes for lz4 TOAST values",
     },
     MethodInfo {
         kind: MethodKind::Lz4Frame,

@@ -1,6 +1,6 @@
 //! Helpers shared by the fuzz targets: a byte reader that turns the fuzzer's input into
-//! parameters, a builder of long repetitive inputs, PostgreSQL's C pglz behind a safe wrapper,
-//! and the fixed zstd dictionary.
+//! parameters, a builder of long repetitive inputs, PostgreSQL's C pglz and the system's
+//! liblz4 encoder behind safe wrappers, and the fixed zstd dictionary.
 
 use std::os::raw::c_char;
 
@@ -87,6 +87,26 @@ extern "C" {
     fn pglz_compress(source: *const c_char, slen: i32, dest: *mut c_char, strategy: *const PgLzStrategy) -> i32;
     static PGLZ_strategy_default: *const PgLzStrategy;
     static PGLZ_strategy_always: *const PgLzStrategy;
+}
+
+extern "C" {
+    fn LZ4_compress_default(src: *const c_char, dst: *mut c_char, src_size: i32, dst_capacity: i32) -> i32;
+}
+
+/// liblz4's `LZ4_compress_default` (the system's liblz4.so.1, linked by build.rs) into a
+/// buffer of `capacity` bytes: `None` when it returns 0 (the block does not fit).
+pub fn c_lz4_compress(src: &[u8], capacity: usize) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; capacity];
+    // SAFETY: LZ4_compress_default reads src_size bytes of src and writes at most dst_capacity
+    // bytes of dst; both lengths fit in i32 for the inputs the targets build (under 1 MB).
+    let n = unsafe {
+        LZ4_compress_default(src.as_ptr().cast(), out.as_mut_ptr().cast(), src.len() as i32, capacity as i32)
+    };
+    if n <= 0 {
+        return None;
+    }
+    out.truncate(n as usize);
+    Some(out)
 }
 
 /// Spare zero bytes after the input given to the C decoder: on a tag truncated at the end of

@@ -31,3 +31,12 @@ SELECT e.method, e.values, e.compressed_values = m.compressed AS same_values_com
 -- lz4 is faster to compress than pglz on the same values
 SELECT (SELECT compress_mbps FROM compresslab.estimate_toast_compression('src', 'body') WHERE method = 'lz4') >
        (SELECT compress_mbps FROM compresslab.estimate_toast_compression('src', 'body') WHERE method = 'pglz') AS lz4_faster;
+-- Our lz4 blocks are the server's: every value TOAST compressed with lz4 (kept in line by
+-- STORAGE MAIN, so that pg_column_size is the 8-byte compressed header plus the block) is
+-- exactly as long as our block of it.
+CREATE TABLE as_lz4_main (id int, body text COMPRESSION lz4);
+ALTER TABLE as_lz4_main ALTER COLUMN body SET STORAGE MAIN;
+INSERT INTO as_lz4_main SELECT id, body || '' FROM src;
+SELECT count(*) AS lz4_values,
+       count(*) FILTER (WHERE pg_column_size(body) = 8 + length(compresslab.lz4_compress(convert_to(body, 'UTF8')))) AS exactly_our_block
+  FROM as_lz4_main WHERE pg_column_compression(body) = 'lz4';

@@ -88,8 +88,13 @@ fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, tr
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea {
     ResultBytea::within_bound(4 + lz4::block::compress_bound(data.len()), |room| {
-        if size_prefix { lz4::block::compress_prefixed_to(data, room) } else { lz4::block::compress_to(data, room) }
-            .or_raise()
+        let tick = &mut check_interrupts;
+        if size_prefix {
+            lz4::block::compress_prefixed_to_ticking(data, room, tick)
+        } else {
+            lz4::block::compress_to_ticking(data, room, tick)
+        }
+        .or_raise()
     })
 }
 

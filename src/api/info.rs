@@ -42,7 +42,7 @@ fn capabilities(
     codec("pglz (PostgreSQL format)", pglz::compress(&data, &pglz::Strategy::DEFAULT), &|p| {
         pglz::decompress(p, data.len(), true).ok()
     });
-    codec("lz4 block", Some(lz4::block::compress(&data)), &|p| lz4::block::decompress(p, data.len()).ok());
+    codec("lz4 block", lz4::block::compress(&data).ok(), &|p| lz4::block::decompress(p, data.len()).ok());
     codec("lz4 frame", Some(lz4::frame::compress(&data)), &|p| lz4::frame::decompress(p, usize::MAX).ok());
     codec(
         &format!("zstd frame (levels {}..{})", zstd_codec::level_range().start(), zstd_codec::level_range().end()),

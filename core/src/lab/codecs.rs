@@ -86,8 +86,8 @@ impl Codec for Lz4Block {
     fn compress_bound(&self, len: usize) -> usize {
         lz4::block::compress_bound(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
-        lz4::block::compress_to(src, dst).map(Some)
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        lz4::block::compress_to_ticking(src, dst, tick).map(Some)
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
         lz4::block::decompress_into(src, dst)

@@ -1,16 +1,23 @@
-//! LZ4 block format, with and without a 4-byte little-endian raw-size prefix.
+//! LZ4 block format, with and without a 4-byte little-endian raw-size prefix. Blocks are
+//! written by [`encode`] (byte for byte liblz4's `LZ4_compress_default`) and read by
+//! [`decode`].
 
 use super::decode::{self, DecodeError};
+use super::encode;
 use crate::error::{try_zeroed, CodecError, Result};
 
 /// Compress `src` into one LZ4 block (no size prefix).
-pub fn compress(src: &[u8]) -> Vec<u8> {
-    lz4_flex::block::compress(src)
+pub fn compress(src: &[u8]) -> Result<Vec<u8>> {
+    let mut out = try_zeroed(compress_bound(src.len()), "the compressed block")?;
+    let n = compress_to(src, &mut out)?;
+    out.truncate(n);
+    Ok(out)
 }
 
-/// The largest block [`compress_to`] can write for `len` input bytes.
+/// The largest block [`compress_to`] can write for `len` input bytes (liblz4's
+/// `LZ4_COMPRESSBOUND`).
 pub fn compress_bound(len: usize) -> usize {
-    lz4_flex::block::get_maximum_output_size(len)
+    encode::compress_bound(len)
 }
 
 /// Compress `src` into `dst`, reusing its allocation; returns the block length.
@@ -25,8 +32,25 @@ pub fn compress_into(src: &[u8], dst: &mut Vec<u8>) -> usize {
 /// Compress `src` into the front of `dst` (at least [`compress_bound`] bytes); returns the
 /// block length.
 pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    lz4_flex::block::compress_into(src, dst)
-        .map_err(|e| CodecError::invalid(format!("lz4 compression failed: output buffer too small ({e})")))
+    compress_to_ticking(src, dst, &mut || {})
+}
+
+/// [`compress_to`], calling `tick` every few MB of input (where the caller checks for
+/// interrupts).
+pub fn compress_to_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize> {
+    if src.len() > encode::MAX_INPUT {
+        return Err(CodecError::too_large(format!(
+            "lz4 compresses at most {} bytes in one block (liblz4's limit); the input has {}",
+            encode::MAX_INPUT,
+            src.len()
+        )));
+    }
+    encode::compress_to_ticking(src, dst, tick).ok_or_else(|| {
+        CodecError::invalid(format!(
+            "lz4 compression failed: the output buffer ({} bytes) is smaller than the block",
+            dst.len()
+        ))
+    })
 }
 
 /// Decompress one LZ4 block that must expand to exactly `raw_size` bytes.
@@ -77,10 +101,15 @@ pub fn compress_size_prepended(src: &[u8]) -> Result<Vec<u8>> {
 /// [`compress_size_prepended`] into the front of `dst` (at least 4 + [`compress_bound`] bytes);
 /// returns the length written, prefix included.
 pub fn compress_prefixed_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    compress_prefixed_to_ticking(src, dst, &mut || {})
+}
+
+/// [`compress_prefixed_to`], calling `tick` as [`compress_to_ticking`] does.
+pub fn compress_prefixed_to_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize> {
     let raw = u32::try_from(src.len())
         .map_err(|_| CodecError::too_large("lz4: input longer than 4 GB cannot carry a 4-byte size prefix"))?;
     dst[..4].copy_from_slice(&raw.to_le_bytes());
-    Ok(4 + compress_to(src, &mut dst[4..])?)
+    Ok(4 + compress_to_ticking(src, &mut dst[4..], tick)?)
 }
 
 /// Decompress a size-prepended block, refusing a declared raw size above `max_raw` before
@@ -113,13 +142,13 @@ mod tests {
     #[test]
     fn round_trip_with_and_without_prefix() {
         let data = b"hello hello hello hello hello, lz4 block".repeat(20);
-        assert_eq!(decompress(&compress(&data), data.len()).unwrap(), data);
+        assert_eq!(decompress(&compress(&data).unwrap(), data.len()).unwrap(), data);
         let prefixed = compress_size_prepended(&data).unwrap();
         assert_eq!(u32::from_le_bytes(prefixed[..4].try_into().unwrap()) as usize, data.len());
         assert_eq!(decompress_size_prepended(&prefixed, usize::MAX).unwrap(), data);
         let mut buf = Vec::new();
         let n = compress_into(&data, &mut buf);
-        assert_eq!(&buf[..n], &compress(&data)[..]);
+        assert_eq!(&buf[..n], &compress(&data).unwrap()[..]);
     }
 
     #[test]
@@ -135,7 +164,7 @@ mod tests {
     #[test]
     fn wrong_raw_size_is_corrupt() {
         let data = vec![7u8; 1000];
-        let block = compress(&data);
+        let block = compress(&data).unwrap();
         assert!(matches!(decompress(&block, 999), Err(CodecError::Corrupt(_))));
         assert!(matches!(decompress(&block, 1001), Err(CodecError::Corrupt(_))));
     }

@@ -1,6 +1,8 @@
-//! LZ4: blocks decoded by our own decoder ([`decode`]: a raw-pointer fast loop checked before
-//! every step, safe Rust near the ends; fuzzed against lz4_flex's safe decoder), encoded by the
-//! pure-Rust `lz4_flex` crate.
+//! LZ4: blocks encoded by our own encoder ([`encode`]: byte for byte what liblz4's
+//! `LZ4_compress_default` writes, the call behind PostgreSQL's lz4 TOAST values and lz4 WAL
+//! compression; fuzzed against the system's liblz4) and decoded by our own decoder ([`decode`]:
+//! a raw-pointer fast loop checked before every step, safe Rust near the ends; fuzzed against
+//! lz4_flex's safe decoder). Frames are written by the pure-Rust `lz4_flex` crate.
 //!
 //! Two format layers, as in the LZ4 specification:
 //!
@@ -27,5 +29,6 @@
 
 pub mod block;
 pub mod decode;
+pub mod encode;
 pub mod frame;
 pub mod stream;

@@ -1,0 +1,459 @@
+//! Our own LZ4 block encoder: byte for byte what liblz4's `LZ4_compress_default` writes.
+//!
+//! ```text
+//! encode.rs -
+//!
+//!     Encoding of the LZ4 block format (see decode.rs for the format),
+//!     with the parse of liblz4's fast compressor at acceleration 1, the
+//!     routine PostgreSQL calls for lz4 TOAST values and for lz4 WAL
+//!     compression. Its output is the server's, so our decoder is timed
+//!     on the very blocks the server's decoder reads, and a size measured
+//!     with it is the size the server would store.
+//!
+//!     The parse
+//!     ---------
+//!
+//!     One hash table maps the hash of 4 bytes to the last position that
+//!     had it. Inputs under 64 KB + 11 bytes use 8192 16-bit entries and
+//!     hash the 4 bytes at a position (multiplied by 2654435761, the top 13
+//!     bits); longer inputs use 4096 32-bit entries and hash 5 bytes (the
+//!     8-byte word shifted left by 24, multiplied by 889523592379, the top
+//!     12 bits), and refuse candidates more than 65535 bytes back. The
+//!     table starts zeroed, so an empty entry names position 0, which is a
+//!     candidate like any other.
+//!
+//!     From the anchor (the first byte not yet encoded) the search looks
+//!     up the position's hash, enters the position, and takes the
+//!     candidate if its 4 bytes equal the position's. After 64 failed
+//!     positions it steps 2 bytes at a time, after 128 three, and so on
+//!     (`step = attempts >> 6`); the hash of the next position is computed
+//!     before the current one is entered. A match found is extended
+//!     backwards over equal bytes down to the anchor, then forwards up to
+//!     5 bytes before the end; the sequence (literals since the anchor,
+//!     offset, length) is written. The position 2 bytes before the match's
+//!     end is entered, and the position right after it is tested at once:
+//!     if its candidate matches, a sequence with no literals follows;
+//!     otherwise the search resumes one byte further. No match starts
+//!     within the last 12 bytes, and the last 5 bytes are always literals
+//!     (the format's rules for encoders). Inputs under 13 bytes are one
+//!     literal run.
+//!
+//!     Lengths of 15 or more are written as in the format: 15 in the
+//!     token's nibble, then bytes of 255 and a last byte under 255.
+//!
+//!     Long inputs call `tick` about every TICK_BYTES of input, where the
+//!     caller checks for interrupts.
+//! ```
+
+use std::ptr;
+
+/// Shortest match of the format.
+const MIN_MATCH: usize = 4;
+/// No match starts within this many bytes of the end.
+const MFLIMIT: usize = 12;
+/// The last bytes of a block are always literals.
+const LAST_LITERALS: usize = 5;
+/// Inputs shorter than this are one literal run.
+const MIN_LENGTH: usize = MFLIMIT + 1;
+/// Failed attempts double the search's step every `1 << SKIP_TRIGGER` positions.
+const SKIP_TRIGGER: u32 = 6;
+/// Inputs shorter than this use the 16-bit table (liblz4's `LZ4_64Klimit`).
+const LIMIT_64K: usize = 65536 + (MFLIMIT - 1);
+/// The largest offset of the format.
+const MAX_DISTANCE: usize = 65535;
+/// liblz4's `LZ4_MAX_INPUT_SIZE`: it refuses longer inputs, [`compress_to`] too.
+pub const MAX_INPUT: usize = 0x7E00_0000;
+/// How much input passes between two calls of `tick`.
+pub const TICK_BYTES: usize = 4 << 20;
+
+/// The largest block [`compress_to`] writes for `len` input bytes (liblz4's
+/// `LZ4_COMPRESSBOUND`).
+pub const fn compress_bound(len: usize) -> usize {
+    len + len / 255 + 16
+}
+
+/// The hash table of one of the two sizes, and how a position is hashed into it.
+trait Table {
+    fn new() -> Self;
+    /// The hash of the bytes at `pos`.
+    ///
+    /// # Safety
+    ///
+    /// `pos + 8 <= src.len()` (every position hashed is at least MFLIMIT bytes before the end).
+    unsafe fn hash(src: &[u8], pos: usize) -> usize;
+    fn get(&self, h: usize) -> usize;
+    fn put(&mut self, h: usize, pos: usize);
+    /// Whether a candidate `cand` for `pos` is within reach of an offset.
+    fn in_reach(cand: usize, pos: usize) -> bool;
+}
+
+/// 8192 16-bit entries, 4-byte hash: inputs under [`LIMIT_64K`].
+struct Small([u16; 8192]);
+/// 4096 32-bit entries, 5-byte hash: longer inputs.
+struct Large([u32; 4096]);
+
+/// The 4 bytes at `pos`, little-endian.
+///
+/// # Safety
+///
+/// `pos + 4 <= src.len()`.
+#[inline(always)]
+unsafe fn read_u32(src: &[u8], pos: usize) -> u32 {
+    debug_assert!(pos + 4 <= src.len());
+    // SAFETY: the caller's contract.
+    u32::from_le_bytes(unsafe { ptr::read_unaligned(src.as_ptr().add(pos) as *const [u8; 4]) })
+}
+
+/// The 8 bytes at `pos`, little-endian.
+///
+/// # Safety
+///
+/// `pos + 8 <= src.len()`.
+#[inline(always)]
+unsafe fn read_u64(src: &[u8], pos: usize) -> u64 {
+    debug_assert!(pos + 8 <= src.len());
+    // SAFETY: the caller's contract.
+    u64::from_le_bytes(unsafe { ptr::read_unaligned(src.as_ptr().add(pos) as *const [u8; 8]) })
+}
+
+impl Table for Small {
+    fn new() -> Self {
+        Small([0; 8192])
+    }
+    #[inline(always)]
+    unsafe fn hash(src: &[u8], pos: usize) -> usize {
+        // SAFETY: the trait's contract.
+        (unsafe { read_u32(src, pos) }.wrapping_mul(2_654_435_761) >> (32 - 13)) as usize
+    }
+    #[inline(always)]
+    fn get(&self, h: usize) -> usize {
+        usize::from(self.0[h])
+    }
+    #[inline(always)]
+    fn put(&mut self, h: usize, pos: usize) {
+        self.0[h] = pos as u16;
+    }
+    #[inline(always)]
+    fn in_reach(_cand: usize, _pos: usize) -> bool {
+        true // every position of an input under 64 KB + 11 bytes is
+    }
+}
+
+impl Table for Large {
+    fn new() -> Self {
+        Large([0; 4096])
+    }
+    #[inline(always)]
+    unsafe fn hash(src: &[u8], pos: usize) -> usize {
+        // SAFETY: the trait's contract.
+        ((unsafe { read_u64(src, pos) } << 24).wrapping_mul(889_523_592_379) >> (64 - 12)) as usize
+    }
+    #[inline(always)]
+    fn get(&self, h: usize) -> usize {
+        self.0[h] as usize
+    }
+    #[inline(always)]
+    fn put(&mut self, h: usize, pos: usize) {
+        self.0[h] = pos as u32;
+    }
+    #[inline(always)]
+    fn in_reach(cand: usize, pos: usize) -> bool {
+        cand + MAX_DISTANCE >= pos
+    }
+}
+
+/// Compress `src` into one LZ4 block at the front of `dst`, exactly as liblz4's
+/// `LZ4_compress_default` does; returns the block's length, or `None` when `dst` is shorter
+/// than the block or `src` is longer than [`MAX_INPUT`] (liblz4 returns 0 then).
+pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    compress_to_ticking(src, dst, &mut || {})
+}
+
+/// [`compress_to`], calling `tick` about every [`TICK_BYTES`] of input.
+pub fn compress_to_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Option<usize> {
+    if src.len() > MAX_INPUT {
+        return None;
+    }
+    let mut out = Out { dst, op: 0 };
+    if src.len() < LIMIT_64K {
+        compress_with::<Small>(src, &mut out, tick)?;
+    } else {
+        compress_with::<Large>(src, &mut out, tick)?;
+    }
+    Some(out.op)
+}
+
+/// The output cursor; every write checks its room, and a block that does not fit ends the
+/// encoding with `None`.
+struct Out<'a> {
+    dst: &'a mut [u8],
+    op: usize,
+}
+
+impl Out<'_> {
+    #[inline(always)]
+    fn byte(&mut self, b: u8) -> Option<()> {
+        *self.dst.get_mut(self.op)? = b;
+        self.op += 1;
+        Some(())
+    }
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) -> Option<()> {
+        self.dst.get_mut(self.op..self.op + b.len())?.copy_from_slice(b);
+        self.op += b.len();
+        Some(())
+    }
+    /// The bytes after a nibble of 15 for a length `n` (already reduced by 15).
+    #[inline(always)]
+    fn length(&mut self, mut n: usize) -> Option<()> {
+        while n >= 255 {
+            self.byte(255)?;
+            n -= 255;
+        }
+        self.byte(n as u8)
+    }
+    /// A sequence's token and the literals `src[from..to]`; returns where the token is, for
+    /// the match nibble.
+    #[inline(always)]
+    fn literals(&mut self, src: &[u8], from: usize, to: usize) -> Option<usize> {
+        let token_at = self.op;
+        let lit = to - from;
+        if lit >= 15 {
+            self.byte(15 << 4)?;
+            self.length(lit - 15)?;
+        } else {
+            self.byte((lit as u8) << 4)?;
+        }
+        if to + 16 <= src.len() && self.op + lit + 16 <= self.dst.len() {
+            // Copied 16 bytes at a time, the last chunk running past the run (into bytes
+            // that the next writes replace).
+            // SAFETY: reads from..from + lit rounded up to 16 <= to + 15 < src.len(); writes
+            // op..op + lit rounded up to 16 < op + lit + 16 <= dst.len(); distinct slices.
+            unsafe {
+                let (s, d) = (src.as_ptr().add(from), self.dst.as_mut_ptr().add(self.op));
+                let mut k = 0;
+                while k < lit {
+                    ptr::copy_nonoverlapping(s.add(k), d.add(k), 16);
+                    k += 16;
+                }
+            }
+            self.op += lit;
+        } else {
+            self.bytes(&src[from..to])?;
+        }
+        Some(token_at)
+    }
+    /// The offset and match length after the token at `token_at`.
+    #[inline(always)]
+    fn matched(&mut self, token_at: usize, offset: usize, len: usize) -> Option<()> {
+        self.bytes(&(offset as u16).to_le_bytes())?;
+        let code = len - MIN_MATCH;
+        if code >= 15 {
+            self.dst[token_at] |= 15;
+            self.length(code - 15)
+        } else {
+            self.dst[token_at] |= code as u8;
+            Some(())
+        }
+    }
+}
+
+/// How many bytes from `a` on equal those from `b` on (`b < a`), not counting from `limit`
+/// on (`a <= limit <= src.len()`).
+#[inline(always)]
+fn count(src: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
+    debug_assert!(b < a && a <= limit && limit <= src.len());
+    let start = a;
+    while a + 8 <= limit {
+        // SAFETY: b < a and a + 8 <= limit <= src.len().
+        let diff = unsafe { read_u64(src, a) ^ read_u64(src, b) };
+        if diff != 0 {
+            return a - start + (diff.trailing_zeros() / 8) as usize;
+        }
+        a += 8;
+        b += 8;
+    }
+    while a < limit && src[a] == src[b] {
+        a += 1;
+        b += 1;
+    }
+    a - start
+}
+
+fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) -> Option<()> {
+    let len = src.len();
+    let mut anchor = 0usize;
+    if len >= MIN_LENGTH {
+        let mut table = T::new();
+        // Positions up to mflimit_plus_one are hashed, reading 8 bytes (pos + 8 <= len - 3);
+        // matches start below it and stop at match_limit.
+        let mflimit_plus_one = len - MFLIMIT + 1;
+        let match_limit = len - LAST_LITERALS;
+        let hash = |pos: usize| {
+            debug_assert!(pos <= mflimit_plus_one);
+            // SAFETY: every caller passes pos <= mflimit_plus_one, so pos + 8 <= len - 3.
+            unsafe { T::hash(src, pos) }
+        };
+        // Whether the 4 bytes at cand (< pos) equal those at pos (< mflimit_plus_one).
+        let same4 = |cand: usize, pos: usize| {
+            debug_assert!(cand < pos && pos < mflimit_plus_one);
+            // SAFETY: cand < pos < mflimit_plus_one, so both reads end before len - 3.
+            unsafe { read_u32(src, cand) == read_u32(src, pos) }
+        };
+        let mut next_tick = TICK_BYTES;
+        table.put(hash(0), 0);
+        let mut ip = 1usize;
+        let mut forward_h = hash(ip);
+        'sequences: loop {
+            // Search from ip for a position whose candidate matches. Entries are earlier
+            // positions (or 0, an empty one), so cand < current.
+            let mut forward = ip;
+            let mut step = 1usize;
+            let mut attempts = 1usize << SKIP_TRIGGER;
+            let mut cand;
+            loop {
+                let h = forward_h;
+                let current = forward;
+                cand = table.get(h);
+                ip = forward;
+                forward += step;
+                step = attempts >> SKIP_TRIGGER;
+                attempts += 1;
+                if forward > mflimit_plus_one {
+                    break 'sequences;
+                }
+                forward_h = hash(forward);
+                table.put(h, current);
+                if T::in_reach(cand, current) && same4(cand, ip) {
+                    break;
+                }
+            }
+            // Extend it backwards, down to the anchor.
+            while ip > anchor && cand > 0 && src[ip - 1] == src[cand - 1] {
+                ip -= 1;
+                cand -= 1;
+            }
+            let mut token_at = out.literals(src, anchor, ip)?;
+            loop {
+                // The match at ip, from cand.
+                let n = MIN_MATCH + count(src, ip + MIN_MATCH, cand + MIN_MATCH, match_limit);
+                out.matched(token_at, ip - cand, n)?;
+                ip += n;
+                anchor = ip;
+                if ip >= mflimit_plus_one {
+                    break 'sequences;
+                }
+                if ip >= next_tick {
+                    tick();
+                    next_tick = ip + TICK_BYTES;
+                }
+                table.put(hash(ip - 2), ip - 2);
+                // Test the next position at once.
+                let h = hash(ip);
+                cand = table.get(h);
+                table.put(h, ip);
+                if T::in_reach(cand, ip) && same4(cand, ip) {
+                    token_at = out.op;
+                    out.byte(0)?;
+                    continue;
+                }
+                break;
+            }
+            ip += 1;
+            forward_h = hash(ip);
+        }
+    }
+    // The last literals.
+    out.literals(src, anchor, len)?;
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(data: &[u8]) -> Vec<u8> {
+        let mut block = vec![0u8; compress_bound(data.len())];
+        let n = compress_to(data, &mut block).expect("fits in compress_bound");
+        block.truncate(n);
+        let back = lz4_flex::block::decompress(&block, data.len()).expect("lz4_flex reads our block");
+        assert_eq!(back, data);
+        block
+    }
+
+    #[test]
+    fn short_inputs_are_one_literal_run() {
+        for n in 0..MIN_LENGTH {
+            let data: Vec<u8> = (0..n as u8).collect();
+            let block = roundtrip(&data);
+            assert_eq!(block[0], (n as u8) << 4);
+            assert_eq!(block.len(), 1 + n);
+        }
+    }
+
+    #[test]
+    fn repeats_become_matches() {
+        let data = vec![b'a'; 1000];
+        let block = roundtrip(&data);
+        // One literal, a match of offset 1 and 994 bytes (up to 5 bytes before the end: a
+        // length code of 990 = 15 + 3 * 255 + 210), then the 5 last literals.
+        assert_eq!(block, [0x1F, b'a', 1, 0, 255, 255, 255, 210, 0x50, b'a', b'a', b'a', b'a', b'a']);
+    }
+
+    /// Text-like data with repeats at every distance, random bytes sprinkled in.
+    fn mixed(len: usize, seed: u64) -> Vec<u8> {
+        let mut rng = crate::rng::SeededRng::new(seed);
+        let words: Vec<Vec<u8>> = (0..40).map(|i| rng.printable(2 + i % 9)).collect();
+        let mut data = Vec::with_capacity(len + 16);
+        while data.len() < len {
+            match rng.below(10) {
+                0 => {
+                    let n = 1 + rng.below(40) as usize;
+                    data.extend(rng.bytes(n));
+                }
+                1 if data.len() > 300 => {
+                    let from = data.len() - 1 - rng.below(300) as usize;
+                    let n = rng.below(300) as usize;
+                    for k in 0..n {
+                        data.push(data[from + k]);
+                    }
+                }
+                _ => data.extend_from_slice(&words[rng.below(40) as usize]),
+            }
+        }
+        data.truncate(len);
+        data
+    }
+
+    #[test]
+    fn every_size_round_trips() {
+        for len in (0..600).chain([8191, 8192, 65_535, 65_546, 65_547, 65_548, 70_000, 200_000]) {
+            roundtrip(&mixed(len, len as u64));
+            roundtrip(&vec![b'x'; len]);
+            roundtrip(&crate::rng::SeededRng::new(len as u64).bytes(len));
+        }
+    }
+
+    #[test]
+    fn a_buffer_one_byte_short_is_refused() {
+        for len in [5, 20, 1000, 70_000] {
+            let data = mixed(len, 3);
+            let block = roundtrip(&data);
+            let mut exact = vec![0u8; block.len()];
+            assert_eq!(compress_to(&data, &mut exact), Some(block.len()));
+            assert_eq!(exact, block);
+            for short in [0, block.len() / 2, block.len() - 1] {
+                assert_eq!(compress_to(&data, &mut vec![0u8; short]), None, "{len} bytes into {short}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_inputs_tick() {
+        let data = mixed(3 * TICK_BYTES, 9);
+        let mut block = vec![0u8; compress_bound(data.len())];
+        let mut ticks = 0;
+        compress_to_ticking(&data, &mut block, &mut || ticks += 1).unwrap();
+        assert!(ticks >= 2, "{ticks} ticks");
+    }
+}
