@@ -7,9 +7,10 @@
 #     the update scripts compresslab--X--Y.sql and the frozen install scripts of earlier
 #     releases compresslab--X.sql (so CREATE EXTENSION ... VERSION 'X' works too).
 # `cargo pgrx package` builds (in release mode, reusing the build of `cargo pgrx install
-# --release`) and lays out the tree in target/package/; this script adds the frozen install
-# scripts and packs the regular files only (root-owned, sorted, dated by the last commit), so
-# extracting over / creates missing directories but never changes existing ones.
+# --release`) and lays out the tree in target/package/; this script puts the library built with
+# LTO in it (scripts/cluster.sh's build_lto_library), adds the frozen install scripts and packs
+# the regular files only (root-owned, sorted, dated by the last commit), so extracting over /
+# creates missing directories but never changes existing ones.
 # PG_CONFIG (default /usr/bin/pg_config) selects the PostgreSQL installation. Prints the
 # tarball's path on its last line.
 set -euo pipefail
@@ -28,6 +29,9 @@ mkdir -p "$tree"
 echo "package: cargo pgrx package (release) into target/package/"
 cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$tree" >"$COMPRESSLAB_ROOT/target/package.log" 2>&1 ||
   { tail -50 "$COMPRESSLAB_ROOT/target/package.log"; exit 1; }
+# The library with LTO, as install_extension installs it (see build_lto_library).
+lib=$(build_lto_library) || exit 1
+install -m 755 "$lib" "$tree$("$PG_CONFIG" --pkglibdir)/compresslab.so"
 install_frozen_sql "$tree$("$PG_CONFIG" --sharedir)/extension"
 
 mtime=$(git log -1 --format=%ct 2>/dev/null || date +%s)
