@@ -277,7 +277,17 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
             // as one straight stretch of code with a single taken branch instead of four:
             // 1-3% faster (BENCHMARKS.md, "the fast loop's rare paths marked cold").
             std::hint::cold_path();
-            let lit = lit_nibble + read_length_at(src, istart, &mut ip)?;
+            // SAFETY: ip <= seq_ip + 1 and FAST_IN bytes are left at seq_ip: the first length
+            // byte is inside src. Only a byte of 255 needs the next ones (checked).
+            let first = unsafe {
+                let b = *ip;
+                ip = ip.add(1);
+                b
+            };
+            let mut lit = lit_nibble + first as usize;
+            if first == 255 {
+                lit += read_length_at(src, istart, &mut ip)?;
+            }
             if lit + LONG_LIT_ROOM > iend as usize - ip as usize || lit + LONG_LIT_ROOM > oend as usize - op as usize {
                 // Near an end (or the run does not fit at all): the careful path decides.
                 std::hint::cold_path();
@@ -312,7 +322,17 @@ fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -
         let mut len = (token & 15) as usize;
         if len == 15 {
             std::hint::cold_path();
-            len += read_length_at(src, istart, &mut ip)?;
+            // SAFETY: after a short run ip <= seq_ip + 17 < seq_ip + FAST_IN; after a long one
+            // LONG_LIT_ROOM - 2 bytes are left at ip: the first length byte is inside src.
+            let first = unsafe {
+                let b = *ip;
+                ip = ip.add(1);
+                b
+            };
+            len += first as usize;
+            if first == 255 {
+                len += read_length_at(src, istart, &mut ip)?;
+            }
         }
         len += MIN_MATCH;
         if len + FAST_OUT > oend as usize - op as usize {
