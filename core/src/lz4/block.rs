@@ -20,15 +20,6 @@ pub fn compress_bound(len: usize) -> usize {
     encode::compress_bound(len)
 }
 
-/// Compress `src` into `dst`, reusing its allocation; returns the block length.
-pub fn compress_into(src: &[u8], dst: &mut Vec<u8>) -> usize {
-    dst.clear();
-    dst.resize(compress_bound(src.len()), 0);
-    let n = compress_to(src, dst).expect("buffer sized by compress_bound");
-    dst.truncate(n);
-    n
-}
-
 /// Compress `src` into the front of `dst` (at least [`compress_bound`] bytes); returns the
 /// block length.
 pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
@@ -146,9 +137,7 @@ mod tests {
         let prefixed = compress_size_prepended(&data).unwrap();
         assert_eq!(u32::from_le_bytes(prefixed[..4].try_into().unwrap()) as usize, data.len());
         assert_eq!(decompress_size_prepended(&prefixed, usize::MAX).unwrap(), data);
-        let mut buf = Vec::new();
-        let n = compress_into(&data, &mut buf);
-        assert_eq!(&buf[..n], &compress(&data).unwrap()[..]);
+        assert_eq!(&prefixed[4..], &compress(&data).unwrap()[..]);
     }
 
     #[test]

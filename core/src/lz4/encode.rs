@@ -164,7 +164,8 @@ impl Table for Large {
 
 /// Compress `src` into one LZ4 block at the front of `dst`, exactly as liblz4's
 /// `LZ4_compress_default` does; returns the block's length, or `None` when `dst` is shorter
-/// than the block or `src` is longer than [`MAX_INPUT`] (liblz4 returns 0 then).
+/// than the block or `src` is longer than [`MAX_INPUT`] (liblz4 returns 0 then). Bytes of `dst`
+/// after the block may be overwritten (literals are copied 16 bytes at a time where room allows).
 pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Option<usize> {
     compress_to_ticking(src, dst, &mut || {})
 }
