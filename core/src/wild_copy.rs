@@ -1,5 +1,5 @@
 //! Raw-pointer copies in fixed-size chunks, for the fast loops of both decoders (pglz and
-//! LZ4).
+//! LZ4) and the LZ4 encoder's literal runs.
 //!
 //! A decoder's fast loop copies literal runs and matches in whole chunks that may run past
 //! the end of the bytes it means to copy ("wild" copies): one unaligned load and store per
