@@ -3,6 +3,8 @@
 //! a short-offset match (how the decoders copy one), and the buffer of a known final size
 //! that the frame decoders fill.
 
+use crate::error::{CodecError, Result};
+
 /// The caller's buffer of the content's final size (a SQL result), filled from the front by
 /// a decoder, and how much of it is written.
 pub(crate) struct Filled<'a> {
@@ -11,8 +13,20 @@ pub(crate) struct Filled<'a> {
 }
 
 impl<'a> Filled<'a> {
-    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
-        Filled { buf, len: 0 }
+    /// Let `decode` fill `dst` from the front, with `dst.len()` as its limit; content of any
+    /// other length is `Corrupt`, worded by `mismatch(decoded, expected)`.
+    pub(crate) fn fill_exactly(
+        dst: &'a mut [u8],
+        decode: impl FnOnce(&mut Filled<'a>, usize) -> Result<()>,
+        mismatch: impl FnOnce(usize, usize) -> String,
+    ) -> Result<()> {
+        let expected = dst.len();
+        let mut out = Filled { buf: dst, len: 0 };
+        decode(&mut out, expected)?;
+        if out.len != expected {
+            return Err(CodecError::corrupt(mismatch(out.len, expected)));
+        }
+        Ok(())
     }
 }
 

@@ -137,16 +137,11 @@ pub fn decompress_with_tick(src: &[u8], max_raw: usize, tick: &mut dyn FnMut()) 
 /// written past `dst`. Otherwise as [`decompress_with_tick`] with `dst.len()` as the limit,
 /// with the same errors (the unit tests and a fuzz target compare the two).
 pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
-    let expected = dst.len();
-    let mut out = Filled::new(dst);
-    decode_frames(src, &mut out, expected, tick)?;
-    if out.len != expected {
-        return Err(CodecError::corrupt(format!(
-            "lz4 frame data holds {} bytes of content, expected {expected}",
-            out.len
-        )));
-    }
-    Ok(())
+    Filled::fill_exactly(
+        dst,
+        |out, expected| decode_frames(src, out, expected, tick),
+        |held, expected| format!("lz4 frame data holds {held} bytes of content, expected {expected}"),
+    )
 }
 
 /// The total content size of LZ4 frame data in which every frame declares its content size

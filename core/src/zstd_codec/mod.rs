@@ -232,16 +232,11 @@ pub fn declared_size(src: &[u8]) -> Option<u64> {
 /// [`decompress_with_tick`] into `dst`, which the frames must fill exactly (size it with
 /// [`declared_size`]): the decoder writes straight into the caller's buffer.
 pub fn decompress_to(src: &[u8], dictionary: Option<&[u8]>, dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
-    let expected = dst.len();
-    let mut out = Filled::new(dst);
-    decode_frames(src, dictionary, expected, &mut out, tick)?;
-    if out.len != expected {
-        return Err(CodecError::corrupt(format!(
-            "zstd data decoded to {} bytes, but its frames declare {expected}",
-            out.len
-        )));
-    }
-    Ok(())
+    Filled::fill_exactly(
+        dst,
+        |out, expected| decode_frames(src, dictionary, expected, out, tick),
+        |decoded, expected| format!("zstd data decoded to {decoded} bytes, but its frames declare {expected}"),
+    )
 }
 
 /// Where decoded bytes go: a vector that grows as output comes ([`decompress_with_tick`]),
