@@ -333,13 +333,8 @@ mod tests {
     /// `LZ4_decompress_safe` reads them back.
     #[pg_test]
     fn lz4_blocks_are_byte_for_byte_the_servers_liblz4() {
-        type Lz4Fn = unsafe extern "C" fn(*const u8, *mut u8, i32, i32) -> i32;
-        let load = |name: &std::ffi::CStr| {
-            let symbol = server_c::loaded_symbol(c"liblz4.so.1", name).unwrap();
-            // SAFETY: LZ4_compress_default and LZ4_decompress_safe have this C signature in lz4.h.
-            unsafe { std::mem::transmute::<*mut std::ffi::c_void, Lz4Fn>(symbol) }
-        };
-        let (c_compress, c_decompress) = (load(c"LZ4_compress_default"), load(c"LZ4_decompress_safe"));
+        use compresslab_core::registry::{MethodKind, MethodSpec};
+        let mut server_lz4 = server_c::build(&MethodSpec { kind: MethodKind::ServerLz4, level: None }).unwrap();
         let mut rng = compresslab_core::rng::SeededRng::new(12);
         let text = bytes(
             "SELECT convert_to(string_agg(description, ' ' ORDER BY objoid, objsubid), 'UTF8') FROM pg_description",
@@ -357,16 +352,14 @@ mod tests {
         inputs.push(mixed);
         for data in &inputs {
             let ours = bytes_with("SELECT compresslab.lz4_compress($1)", data).unwrap();
-            let mut theirs = vec![0u8; data.len() + data.len() / 255 + 16];
-            // SAFETY: LZ4_compress_default reads srcSize bytes and writes at most dstCapacity.
-            let n = unsafe { c_compress(data.as_ptr(), theirs.as_mut_ptr(), data.len() as i32, theirs.len() as i32) };
-            assert!(n > 0, "liblz4 failed on {} bytes", data.len());
-            theirs.truncate(n as usize);
+            let mut theirs = vec![0u8; server_lz4.compress_bound(data.len())];
+            let n = server_lz4.compress(data, &mut theirs, &mut || {}).unwrap().unwrap();
+            theirs.truncate(n);
             assert!(ours == theirs, "{} bytes: ours {} bytes, liblz4's {}", data.len(), ours.len(), theirs.len());
+            // The server's LZ4_decompress_safe must fill the buffer exactly, and the same bytes.
             let mut back = vec![0u8; data.len()];
-            // SAFETY: LZ4_decompress_safe reads srcSize bytes and writes at most dstCapacity.
-            let m = unsafe { c_decompress(ours.as_ptr(), back.as_mut_ptr(), ours.len() as i32, back.len() as i32) };
-            assert_eq!((m as usize, &back), (data.len(), data));
+            server_lz4.decompress(&ours, &mut back, &mut || {}).unwrap();
+            assert!(&back == data, "{} bytes decoded wrongly", data.len());
         }
     }
 
