@@ -280,14 +280,13 @@ fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) ->
         let mut forward_h = hash(ip);
         'sequences: loop {
             // Search from ip for a position whose candidate matches. Entries are earlier
-            // positions (or 0, an empty one), so cand < current.
+            // positions (or 0, an empty one), so cand < ip.
             let mut forward = ip;
             let mut step = 1usize;
             let mut attempts = 1usize << SKIP_TRIGGER;
             let mut cand;
             loop {
                 let h = forward_h;
-                let current = forward;
                 cand = table.get(h);
                 ip = forward;
                 forward += step;
@@ -297,8 +296,8 @@ fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) ->
                     break 'sequences;
                 }
                 forward_h = hash(forward);
-                table.put(h, current);
-                if T::in_reach(cand, current) && same4(cand, ip) {
+                table.put(h, ip);
+                if T::in_reach(cand, ip) && same4(cand, ip) {
                     break;
                 }
             }
