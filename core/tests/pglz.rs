@@ -470,15 +470,107 @@ fn pglz_compress_fast_large_inputs() {
     }
 }
 
+/// The output position at the start of each item of a stream (where the item's
+/// control byte goes when it starts a group), and whether the item is a tag.
+fn item_starts(src: &[u8]) -> Vec<(usize, bool)> {
+    let mut items = Vec::new();
+    let mut sp = 0;
+    while sp < src.len() {
+        let ctrl = src[sp];
+        for bit in 0..8 {
+            // Where the control byte goes for the first item of a group.
+            let start = sp;
+            if bit == 0 {
+                sp += 1;
+            }
+            if sp >= src.len() {
+                break;
+            }
+            let tag = ctrl >> bit & 1 == 1;
+            items.push((start, tag));
+            sp += if !tag {
+                1
+            } else if src[sp] & 15 == 15 {
+                3
+            } else {
+                2
+            };
+        }
+    }
+    items
+}
+
+/// `compress_fast` refuses exactly where the size checks say it must: before every
+/// item, once the output holds `result_max` bytes (or, before the first tag,
+/// `first_success_by`), and at the end unless the result is below `result_max`. The
+/// limits only decide whether the output is kept (the matches do not depend on
+/// them), so the output without limits tells where each item starts; the small
+/// loop checks all the literals before a match at once, from a bound it computes.
+#[test]
+fn pglz_compress_fast_refuses_where_the_size_checks_say() {
+    let mut rng = Rng::new(77);
+    let mut refused = 0;
+    for case in 0..3000u64 {
+        let n = 1 + rng.below(6000) as usize;
+        let mut data = match case % 4 {
+            0 => text(n, case),
+            1 => wal_like(n, case),
+            2 => random_bytes(n, case),
+            _ => {
+                // Incompressible first, so that first_success_by can decide.
+                let mut d = random_bytes(rng.below(n as u64 + 1) as usize, case);
+                d.extend_from_slice(&text(n, case));
+                d.truncate(n);
+                d
+            }
+        };
+        data.truncate(n);
+        let unlimited = Strategy {
+            min_input_size: 0,
+            max_input_size: i32::MAX,
+            min_comp_rate: 0,
+            first_success_by: i32::MAX,
+            match_size_good: 17 + rng.below(200) as i32,
+            match_size_drop: rng.below(101) as i32,
+        };
+        let limited = Strategy {
+            min_comp_rate: rng.below(100) as i32,
+            first_success_by: rng.below(2 * n as u64 + 10) as i32 - 5,
+            ..unlimited
+        };
+        let got = compress_fast(&data, &limited);
+        let Some(full) = compress_fast(&data, &unlimited) else {
+            assert_eq!(got, None, "case {case}: refused without limits, kept with them");
+            continue;
+        };
+        let result_max = n * (100 - limited.min_comp_rate as usize) / 100;
+        let mut limit = result_max.min(limited.first_success_by.max(0) as usize);
+        let mut keep = full.len() < result_max;
+        for (op, tag) in item_starts(&full) {
+            if op >= limit {
+                keep = false;
+                break;
+            }
+            if tag {
+                limit = result_max;
+            }
+        }
+        assert_eq!(got, keep.then(|| full.clone()), "case {case}: {n} bytes, {limited}");
+        refused += usize::from(!keep);
+    }
+    // Both outcomes were exercised.
+    assert!((300..2700).contains(&refused), "{refused} refused");
+}
+
 /// `compress_fast` gives the same bytes for an input whatever ran before it on the
-/// thread: its small-input loop clears its bucket table only once every eight
-/// calls and after the other encoders used it, relying on older entries being
-/// read as too far back (the unit tests of `compress.rs` check that arithmetic
-/// and when the table is cleared; this checks the public function end to end).
-/// Each input's reference comes from a thread of its own (fresh tables); then all
-/// of them run in turn, with both encoders on inputs of other sizes (up to 61 KB,
-/// whose positions reach every slot window) between them, for more calls than
-/// the windows take to wrap around.
+/// thread: its small-input loop clears its bucket table only once every fifteen
+/// calls, relying on older entries being read as too far back, and shares its
+/// links with the exact encoder's tables (the unit tests of `compress.rs` check
+/// that arithmetic and when the table is cleared; this checks the public
+/// function end to end). Each input's reference comes from a thread of its own
+/// (fresh tables); then all of them run in turn, with both encoders on inputs of
+/// other sizes (up to 61 KB, whose positions reach every slot window) between
+/// them, for more calls than the windows take to wrap around.
 #[test]
 fn pglz_compress_fast_does_not_depend_on_earlier_calls() {
     let s = Strategy::ALWAYS;

@@ -138,13 +138,6 @@ struct Tables<T: Slot> {
     /// written during the current call, so stale values are never seen.
     /// `T::CHAIN_LEN` entries.
     chain: Box<[T]>,
-    /// For [`compress_fast`]: the decaying "good" length after each candidate
-    /// of a walk, for the (match_size_good, match_size_drop) pair in `good_key`.
-    good_after: [i32; FAST_MAX_CHAIN],
-    good_key: (i32, i32),
-    /// For [`compress_fast_core`] (`u16` tables only): the base of its last call's
-    /// slots, or 0 when `head` must be cleared before its next call.
-    fast_base: u16,
     /// For [`find_match`]: the decaying "good" length (17..=273, then down to 0)
     /// after each candidate of a walk, for the pair in `good_walk_key`.
     good_walk: [u16; GOOD_STEPS],
@@ -210,6 +203,8 @@ impl<T: Slot> Tables<T> {
 /// clearing beyond the part of `head` the input size uses (as PostgreSQL does).
 struct Workspace {
     small: Tables<u16>,
+    /// The small `pglz_fast` loop's buckets; its links are in `small.chain`.
+    fast_small: FastSmall,
     large: Tables<u32>,
     /// The exact encoder's precomputed buckets ([`HASH_BLOCK`] entries).
     hashes: Box<[u16]>,
@@ -221,9 +216,6 @@ impl Workspace {
             small: Tables {
                 head: [u16::EMPTY; MAX_HASH_SIZE],
                 chain: vec![u16::EMPTY; u16::CHAIN_LEN].into_boxed_slice(),
-                good_after: [0; FAST_MAX_CHAIN],
-                good_key: (0, 0),
-                fast_base: 0,
                 good_walk: [0; GOOD_STEPS],
                 good_walk_key: (0, 0),
                 good_fast: [0; GOOD_STEPS],
@@ -232,15 +224,19 @@ impl Workspace {
             large: Tables {
                 head: [u32::EMPTY; MAX_HASH_SIZE],
                 chain: vec![u32::EMPTY; u32::CHAIN_LEN].into_boxed_slice(),
-                good_after: [0; FAST_MAX_CHAIN],
-                good_key: (0, 0),
-                fast_base: 0,
                 good_walk: [0; GOOD_STEPS],
                 good_walk_key: (0, 0),
                 good_fast: [0; GOOD_STEPS],
                 good_fast_key: (0, 0),
             },
             hashes: vec![0; HASH_BLOCK].into_boxed_slice(),
+            fast_small: FastSmall {
+                head: vec![0; FAST_SMALL_BUCKETS].into_boxed_slice().try_into().unwrap(),
+                used: 0,
+                base: FAST_WINDOW.wrapping_neg(),
+                good_after: [0; FAST_MAX_CHAIN],
+                good_key: (0, 0),
+            },
         })
     }
 }
@@ -356,15 +352,12 @@ fn compress_sized<const FAST: bool>(
     // Inputs up to 4096 bytes take microseconds in the small `pglz_fast` loop: it
     // does not tick.
     match (FAST, src.len()) {
-        (true, 0..=511) => compress_fast_core::<10>(src, dst, params, &mut ws.small),
-        (true, 512..=1023) => compress_fast_core::<12>(src, dst, params, &mut ws.small),
-        (true, 1024..=FAST_SHORT_INPUT) => compress_fast_core::<13>(src, dst, params, &mut ws.small),
-        (_, 0..=SMALL_INPUT) => {
-            // The bucket table holds this encoder's slots afterwards: the small
-            // `pglz_fast` loop must clear it before its next call.
-            ws.small.fast_base = 0;
-            compress_core::<u16, FAST>(src, dst, params, &mut ws.small, &mut ws.hashes, tick)
+        (true, 0..=511) => compress_fast_core::<10>(src, dst, params, &mut ws.fast_small, &mut ws.small.chain),
+        (true, 512..=1023) => compress_fast_core::<12>(src, dst, params, &mut ws.fast_small, &mut ws.small.chain),
+        (true, 1024..=FAST_SHORT_INPUT) => {
+            compress_fast_core::<FAST_SMALL_BITS>(src, dst, params, &mut ws.fast_small, &mut ws.small.chain)
         }
+        (_, 0..=SMALL_INPUT) => compress_core::<u16, FAST>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
         _ => compress_core::<u32, FAST>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
     }
 }
@@ -776,6 +769,50 @@ impl<'a> Emitter<'a> {
         self.ctrl_bit <<= 1;
     }
 
+    /// How many literals in a row the output takes before it refuses an item:
+    /// the size check before every item (refused when `op >= limit`) passes
+    /// for each of them, and fails for the item after them.
+    #[inline(always)]
+    fn literals_before(&self, limit: usize) -> usize {
+        // The item after n literals is checked at op + n + (the control bytes the
+        // n start): (n + filled - 1) / 8 of them, with `filled` (1..=8) items in
+        // the current group (8 when a new control byte is due). With
+        // m = n + filled - 1 that is op + floor(9m / 8) - filled + 1, which stays
+        // below `limit` exactly for m <= (8s + 7) / 9, s = limit - op - 2 + filled.
+        let filled = self.ctrl_bit.trailing_zeros() as usize;
+        match (limit + filled).checked_sub(self.op + 2) {
+            Some(s) => ((8 * s + 7) / 9 + 2).saturating_sub(filled),
+            None => 0,
+        }
+    }
+
+    /// The literals `src[from..to]`, a control byte (all literal bits, 0)
+    /// reserved before each new group: the bytes of a group moved as one word.
+    #[inline(always)]
+    fn literals(&mut self, src: &[u8], mut from: usize, to: usize) {
+        loop {
+            // Items the current group still takes (none when a new one is due).
+            let k = (8 - self.ctrl_bit.trailing_zeros() as usize).min(to - from);
+            // Eight bytes moved where both sides have eight; those past the k
+            // literals are rewritten by the next items or lie past the result.
+            match (src.get(from..from + 8), self.out.get_mut(self.op..self.op + 8)) {
+                (Some(word), Some(room)) => room.copy_from_slice(word),
+                _ => self.out[self.op..self.op + k].copy_from_slice(&src[from..from + k]),
+            }
+            self.op += k;
+            self.ctrl_bit = (u32::from(self.ctrl_bit) << k) as u8;
+            from += k;
+            if from == to {
+                return;
+            }
+            self.out[self.ctrl_pos] = self.ctrl_byte;
+            self.ctrl_pos = self.op;
+            self.op += 1;
+            self.ctrl_byte = 0;
+            self.ctrl_bit = 1;
+        }
+    }
+
     /// A tag: `len` (3..=273) bytes copied from `off` (1..=4095) bytes back.
     #[inline(always)]
     fn tag(&mut self, off: usize, len: usize) {
@@ -813,9 +850,11 @@ const FAST_SHORT_INPUT: usize = 4096;
 /// Most history candidates [`compress_fast_core`] examines per position.
 const FAST_MAX_CHAIN: usize = 96;
 /// Matches longer than this enter only their first and last
-/// [`FAST_INSERT_EDGE`] positions into [`compress_fast_core`]'s history.
+/// [`FAST_INSERT_EDGE`] positions into [`compress_fast_core`]'s history (3
+/// rather than 4: 4% faster on 2 KB of catalog text, 0.80% larger than the
+/// exact encoder's output instead of 0.68%; BENCHMARKS.md).
 const FAST_INSERT_ALL: usize = 8;
-const FAST_INSERT_EDGE: usize = 4;
+const FAST_INSERT_EDGE: usize = 3;
 
 /// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
 #[inline(always)]
@@ -824,18 +863,18 @@ fn hash_mul<const BITS: u32>(w: u32) -> usize {
 }
 
 /// Width of the windows of slot values [`compress_fast_core`] cycles through: a
-/// call enters position `pos` as `base + pos`, with `base` the next of the eight
-/// values `4096 + k * FAST_WINDOW` after the previous call's. The bucket table is
-/// cleared when the cycle starts again (and when another encoder has used it), so
-/// whatever a call finds there from earlier calls lies in another window, and
-/// decodes, like the empty value 0, to a position at least 4096 past any of this
-/// call's, which the walk's distance test rejects like an empty bucket. The
-/// table (16 KB) is then cleared once every eight calls instead of every call.
-const FAST_WINDOW: u16 = 8192;
+/// call enters position `pos` as `base + pos`, with `base` the next of the
+/// fifteen values `4096 + k * FAST_WINDOW` after the previous call's. The bucket
+/// table is cleared when the cycle starts again, so whatever a call finds there
+/// from earlier calls lies in another window, and decodes, like the empty value
+/// 0, to a position at least 4096 past any of this call's, which the walk's
+/// distance test rejects like an empty bucket. The table is then cleared once
+/// every fifteen calls instead of every call.
+const FAST_WINDOW: u16 = 4096;
 const _: () = assert!(
     FAST_SHORT_INPUT <= HISTORY_SIZE
-        && HISTORY_SIZE + 7 * FAST_WINDOW as usize + FAST_SHORT_INPUT <= 1 << 16
-        && (1 << 16) % FAST_WINDOW as usize == 0
+        && FAST_SHORT_INPUT <= FAST_WINDOW as usize
+        && ((1 << 16) - HISTORY_SIZE).is_multiple_of(FAST_WINDOW as usize)
 );
 
 /// The slot of position `pos` in [`compress_fast_core`]'s call with `base`.
@@ -850,28 +889,49 @@ fn fast_pos(base: u16, slot: u16) -> usize {
     usize::from(slot.wrapping_sub(base))
 }
 
-impl Tables<u16> {
-    /// The base of [`compress_fast_core`]'s next call (see [`FAST_WINDOW`]), after
-    /// clearing the bucket table when the windows wrap around or when another
-    /// encoder has used it since (`fast_base` 0).
-    fn next_fast_base(&mut self) -> u16 {
-        let next = self.fast_base.wrapping_add(FAST_WINDOW);
-        let base = if self.fast_base == 0 || next == HISTORY_SIZE as u16 {
-            self.head.fill(u16::EMPTY);
+/// log2 of the bucket count of [`compress_fast_core`] for inputs of 1024 bytes
+/// and more: 32,768 buckets (64 KB) for at most 4096 positions, so that few
+/// positions share a bucket with another four bytes' (each such candidate costs
+/// a compare). Measured against 8192 buckets (harness, 2 KB slices, ratios to C):
+/// catalog text 2.69 → 2.80, WAL 2.85 → 3.28; 16,384 gave 2.78 and 3.14,
+/// 65,536 2.79 and 3.34.
+const FAST_SMALL_BITS: u32 = 15;
+const FAST_SMALL_BUCKETS: usize = 1 << FAST_SMALL_BITS;
+
+/// The state [`compress_fast_core`] keeps between calls: its bucket table, the
+/// window of its last call's slots, and its "good" lengths.
+struct FastSmall {
+    /// Per bucket: the slot of the newest position with that hash.
+    head: Box<[u16; FAST_SMALL_BUCKETS]>,
+    /// Buckets the calls since the last clear may have written (`head[used..]`
+    /// is all empty).
+    used: usize,
+    /// The base of the last call's slots, or 65536 - FAST_WINDOW (the last
+    /// window) before the first call.
+    base: u16,
+    /// The decaying "good" length after each candidate of a walk, for the
+    /// (match_size_good, match_size_drop) pair in `good_key`.
+    good_after: [i32; FAST_MAX_CHAIN],
+    good_key: (i32, i32),
+}
+
+impl FastSmall {
+    /// The base of the next call, which uses `buckets` buckets (see
+    /// [`FAST_WINDOW`]), after clearing the buckets used since the last clear
+    /// when the windows wrap around.
+    fn next_base(&mut self, buckets: usize) -> u16 {
+        // Past the last window, `next` wraps around to 0.
+        let next = self.base.wrapping_add(FAST_WINDOW);
+        let base = if next <= self.base {
+            self.head[..self.used].fill(u16::EMPTY);
+            self.used = 0;
             HISTORY_SIZE as u16
         } else {
             next
         };
-        self.fast_base = base;
+        self.used = self.used.max(buckets);
+        self.base = base;
         base
-    }
-
-    /// Links the position held in `slot` to `prev`.
-    #[inline(always)]
-    fn set_link_slot(&mut self, slot: u16, prev: u16) {
-        debug_assert_eq!(self.chain.len(), u16::CHAIN_LEN);
-        // SAFETY: slot < 2^16 = u16::CHAIN_LEN = chain.len() (Workspace::new).
-        unsafe { *self.chain.get_unchecked_mut(usize::from(slot)) = prev };
     }
 }
 
@@ -880,16 +940,28 @@ impl Tables<u16> {
 /// as [`compress_core`], with a cheaper match finder over a table of `1 << BITS`
 /// buckets that enters positions into the history as the items pass them (see
 /// the module documentation of `pglz`), and slots that need no clearing of that
-/// table at most calls (see [`FAST_WINDOW`]). Never inlined, for the reason given at
+/// table at most calls (see [`FAST_WINDOW`]). The literals before a match are
+/// written as one run when the match is found, so the scan of their positions
+/// does nothing but enter and search each, and the size check before each of
+/// them is one bound on the scan ([`Emitter::literals_before`]). Never inlined, for the reason given at
 /// [`compress_core`] (here it measured 1-2% faster in the server, a new backend
 /// per build, three alternations: text 2 KB 2.33 → 2.35-2.37, WAL 2 KB 2.63-2.69 →
 /// 2.69-2.71).
 #[inline(never)]
-fn compress_fast_core<const BITS: u32>(src: &[u8], out: &mut [u8], p: &Params, ws: &mut Tables<u16>) -> Option<usize> {
+fn compress_fast_core<const BITS: u32>(
+    src: &[u8],
+    out: &mut [u8],
+    p: &Params,
+    ws: &mut FastSmall,
+    chain: &mut [u16],
+) -> Option<usize> {
+    const { assert!(BITS <= FAST_SMALL_BITS) };
     let slen = src.len();
     assert!(slen <= FAST_SHORT_INPUT);
     let out = &mut out[..max_output(slen)];
-    let base = ws.next_fast_base();
+    // One link per slot value: indexing it with a slot needs no bounds check.
+    let chain: &mut [u16; 1 << 16] = chain.try_into().expect("the u16 chain has a link per slot");
+    let base = ws.next_base(1 << BITS);
     let slot_of = |pos: usize| fast_slot(base, pos);
     let pos_of = |slot: u16| fast_pos(base, slot);
 
@@ -920,60 +992,75 @@ fn compress_fast_core<const BITS: u32>(src: &[u8], out: &mut [u8], p: &Params, w
     let hash_end = slen.saturating_sub(3);
     let word_end = slen.saturating_sub(15);
 
+    // Up to word_end the literals before a match are a run, written when the
+    // match is found (or the positions run out). The size check before each of
+    // them is one bound on the scan: the output refuses the item at `refuse_at`.
+    let mut run_start = 0usize;
+    while ip < word_end {
+        let refuse_at = run_start + emit.literals_before(limit);
+        let scan_end = word_end.min(refuse_at);
+        let mut found = (0usize, 0usize);
+        let mut slot = slot_of(ip);
+        'scan: loop {
+            // Enter positions until one has a candidate: positions of this call
+            // decode below ip, whatever else a bucket holds decodes to 4096 or more
+            // (see FAST_WINDOW), past any ip here.
+            let prev = loop {
+                if ip >= scan_end {
+                    break 'scan;
+                }
+                // SAFETY: ip < word_end, so ip + 4 <= slen.
+                let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, ip) });
+                let prev = ws.head[h];
+                chain[usize::from(slot)] = prev;
+                ws.head[h] = slot;
+                if pos_of(prev) < ip {
+                    break prev;
+                }
+                ip += 1;
+                slot = slot.wrapping_add(1);
+            };
+            // black_box: otherwise the compiler keeps values the walk derives from ip
+            // (ip + 16, src + ip) as counters of the scan loop above, spilled to the
+            // stack for lack of registers; the scan is then 4 instructions longer per
+            // position and the encoder 5% slower (harness, text 2 KB: 2.70 against 2.57).
+            let (len, off) = walk_fast(src, std::hint::black_box(ip), prev, base, &good_after, chain);
+            if len > 2 {
+                found = (len, off);
+                break;
+            }
+            ip += 1;
+            slot = slot.wrapping_add(1);
+        }
+        let (len, off) = found;
+        if len == 0 {
+            if ip < word_end {
+                // The item at ip is refused.
+                return None;
+            }
+            break;
+        }
+        emit.literals(src, run_start, ip);
+        emit.tag(off, len);
+        insert_match_fast::<BITS>(src, ip, len, hash_end, base, &mut ws.head, chain);
+        ip += len;
+        run_start = ip;
+        limit = p.result_max;
+    }
+    if run_start < ip {
+        emit.literals(src, run_start, ip);
+    }
+
+    // The last positions, an item at a time: compared byte by byte, the same
+    // walk otherwise; the last three are not searched.
     while ip < slen {
         if emit.op >= limit {
             return None;
         }
-        let (len, off) = if ip < word_end {
-            // SAFETY: ip < word_end, so ip + 16 <= slen.
-            let cur = unsafe { load_word::<16>(src, ip) };
-            let h = hash_mul::<BITS>(cur as u32);
-            let prev = ws.head[h];
-            ws.set_link_slot(slot_of(ip), prev);
-            ws.head[h] = slot_of(ip);
-            // Candidates are accepted at distances 1..=reach only, so they lie in
-            // [0, ip) whatever the tables hold.
-            let reach = (MAX_DISTANCE - 1).min(ip);
-            let mut slot = prev;
-            let mut cand = pos_of(slot);
-            let mut off = ip.wrapping_sub(cand);
-            let mut best_len = 0usize;
-            let mut best_off = 0usize;
-            if off.wrapping_sub(1) < reach {
-                let max_len = (slen - ip).min(MAX_MATCH);
-                let mut i = 0;
-                loop {
-                    // SAFETY: cand = ip - off with 1 <= off <= ip (checked above or at
-                    // the end of the previous iteration), so cand + 16 <= ip + 16 <= slen.
-                    let diff = unsafe { load_word::<16>(src, cand) } ^ cur;
-                    let len = if diff != 0 {
-                        (diff.trailing_zeros() / 8) as usize
-                    } else {
-                        // SAFETY: cand < ip and ip + max_len <= slen.
-                        16 + unsafe { common_prefix_unchecked(src, cand + 16, ip + 16, max_len - 16) }
-                    };
-                    if len > best_len {
-                        best_len = len;
-                        best_off = off;
-                    }
-                    if best_len as i32 >= good_after[i] {
-                        break;
-                    }
-                    i += 1;
-                    slot = ws.next(slot);
-                    cand = pos_of(slot);
-                    off = ip.wrapping_sub(cand);
-                    if off.wrapping_sub(1) >= reach {
-                        break;
-                    }
-                }
-            }
-            (best_len, best_off)
-        } else if ip < hash_end {
-            // The last positions: compared byte by byte, the same walk otherwise.
+        let (len, off) = if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
             let prev = ws.head[h];
-            ws.set_link_slot(slot_of(ip), prev);
+            chain[usize::from(slot_of(ip))] = prev;
             ws.head[h] = slot_of(ip);
             let reach = (MAX_DISTANCE - 1).min(ip);
             let (mut best_len, mut best_off) = (0usize, 0usize);
@@ -991,7 +1078,7 @@ fn compress_fast_core<const BITS: u32>(src: &[u8], out: &mut [u8], p: &Params, w
                 if best_len as i32 >= good {
                     break;
                 }
-                slot = ws.next(slot);
+                slot = chain[usize::from(slot)];
             }
             (best_len, best_off)
         } else {
@@ -1000,16 +1087,8 @@ fn compress_fast_core<const BITS: u32>(src: &[u8], out: &mut [u8], p: &Params, w
 
         if len > 2 {
             emit.tag(off, len);
-            let stop = ip + len;
-            let ins_end = stop.min(hash_end);
-            let (head, tail) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
-            for q in ip + 1..(ip + head).min(ins_end) {
-                insert_fast::<BITS>(src, q, slot_of(q), ws);
-            }
-            for q in (stop - tail).max(ip + head)..ins_end {
-                insert_fast::<BITS>(src, q, slot_of(q), ws);
-            }
-            ip = stop;
+            insert_match_fast::<BITS>(src, ip, len, hash_end, base, &mut ws.head, chain);
+            ip += len;
             limit = p.result_max;
         } else {
             emit.literal(src[ip]);
@@ -1020,13 +1099,97 @@ fn compress_fast_core<const BITS: u32>(src: &[u8], out: &mut [u8], p: &Params, w
     emit.finish()
 }
 
-/// Enters position `q` (with `q + 4 <= src.len()`), held in `slot`, into the history.
+/// The walk of [`compress_fast_core`] at a position `ip` below `src.len() - 15`
+/// whose bucket held `first`, a position before `ip`: candidates newest first,
+/// compared 16 bytes at a time, the longest (the newest of equal ones) kept
+/// until it reaches the decaying "good" length or the chain leaves the
+/// positions before `ip`. Returns (length, offset); a length under 3 is no match.
+///
+/// At such positions every candidate lies within the 4094 bytes pglz reaches:
+/// `ip` is below `FAST_SHORT_INPUT - 15`.
 #[inline(always)]
-fn insert_fast<const BITS: u32>(src: &[u8], q: usize, slot: u16, ws: &mut Tables<u16>) {
-    // SAFETY: callers pass q < slen - 3.
-    let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
-    ws.set_link_slot(slot, ws.head[h]);
-    ws.head[h] = slot;
+fn walk_fast(
+    src: &[u8],
+    ip: usize,
+    first: u16,
+    base: u16,
+    good_after: &[i32; FAST_MAX_CHAIN],
+    chain: &[u16; 1 << 16],
+) -> (usize, usize) {
+    const { assert!(FAST_SHORT_INPUT - 15 < MAX_DISTANCE) };
+    debug_assert!(ip + 16 <= src.len());
+    // SAFETY: ip + 16 <= src.len() (the caller's promise).
+    let cur = unsafe { load_word::<16>(src, ip) };
+    let max_len = (src.len() - ip).min(MAX_MATCH);
+    let (mut best_len, mut best_off) = (0usize, 0usize);
+    let mut slot = first;
+    let mut cand = fast_pos(base, slot);
+    for &good in good_after {
+        // SAFETY: cand < ip (the caller's promise for `first`, checked below for the
+        // others), so cand + 16 <= ip + 16 <= src.len().
+        let diff = unsafe { load_word::<16>(src, cand) } ^ cur;
+        let len = if diff != 0 {
+            (diff.trailing_zeros() / 8) as usize
+        } else {
+            // SAFETY: cand < ip and ip + max_len <= src.len().
+            16 + unsafe { common_prefix_unchecked(src, cand + 16, ip + 16, max_len - 16) }
+        };
+        if len > best_len {
+            best_len = len;
+            best_off = ip - cand;
+        }
+        if best_len as i32 >= good {
+            break;
+        }
+        slot = chain[usize::from(slot)];
+        cand = fast_pos(base, slot);
+        if cand >= ip {
+            break;
+        }
+    }
+    (best_len, best_off)
+}
+
+/// Enters the positions after `ip` of a match of `len` bytes there into the
+/// history of [`compress_fast_core`]'s call with `base`: all of them in a match
+/// up to [`FAST_INSERT_ALL`] bytes, else those of its first and last
+/// [`FAST_INSERT_EDGE`] bytes; none at `hash_end` or after.
+#[inline(always)]
+fn insert_match_fast<const BITS: u32>(
+    src: &[u8],
+    ip: usize,
+    len: usize,
+    hash_end: usize,
+    base: u16,
+    head: &mut [u16; FAST_SMALL_BUCKETS],
+    chain: &mut [u16; 1 << 16],
+) {
+    let stop = ip + len;
+    let mut enter = |q: usize| {
+        // SAFETY: q < hash_end = src.len() - 3.
+        let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, q) });
+        let slot = fast_slot(base, q);
+        chain[usize::from(slot)] = head[h];
+        head[h] = slot;
+    };
+    if len > FAST_INSERT_ALL && stop <= hash_end {
+        // The usual case, with loops of fixed length.
+        for k in 1..FAST_INSERT_EDGE {
+            enter(ip + k);
+        }
+        for k in (1..=FAST_INSERT_EDGE).rev() {
+            enter(stop - k);
+        }
+        return;
+    }
+    let ins_end = stop.min(hash_end);
+    let (first, last) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
+    for q in ip + 1..(ip + first).min(ins_end) {
+        enter(q);
+    }
+    for q in (stop - last).max(ip + first)..ins_end {
+        enter(q);
+    }
 }
 
 /// Most candidates the walk of [`compress_fast`] compares in [`compress_core`]
@@ -1107,17 +1270,17 @@ mod tests {
     /// position of the call, so the walk's distance test rejects them.
     #[test]
     fn fast_slots_of_other_windows_read_as_too_far() {
-        // The bases next_fast_base() cycles through, from a cleared table.
-        let mut tables = Workspace::new();
-        let mut windows = vec![tables.small.next_fast_base()];
+        // The bases next_base() cycles through, from a cleared table.
+        let mut ws = Workspace::new();
+        let mut windows = vec![ws.fast_small.next_base(FAST_SMALL_BUCKETS)];
         for _ in 0..64 {
-            let base = tables.small.next_fast_base();
+            let base = ws.fast_small.next_base(FAST_SMALL_BUCKETS);
             if base == windows[0] {
                 break;
             }
             windows.push(base);
         }
-        assert_eq!(windows.len(), 8);
+        assert_eq!(windows.len(), 15);
         for &base in &windows {
             assert!(fast_pos(base, u16::EMPTY) >= FAST_SHORT_INPUT);
             for pos in 0..FAST_SHORT_INPUT {
@@ -1129,42 +1292,95 @@ mod tests {
         }
     }
 
-    /// When the small `pglz_fast` loop clears its bucket table: on its first call, after
-    /// the other encoders used the `u16` tables, and when its windows wrap around.
+    /// [`Emitter::literals`] writes what as many [`Emitter::literal`] calls write,
+    /// from every position in a control group, for runs up to three groups long,
+    /// up to the last byte of the output (where it cannot move whole words).
+    #[test]
+    fn emitter_literals_match_one_literal_at_a_time() {
+        let src: Vec<u8> = (0..64u8).map(|b| b.wrapping_mul(37) | 1).collect();
+        for before in 0..10usize {
+            for run in 0..24usize {
+                // Every output length from just enough (an item takes three
+                // bytes of room, see `Emitter::item`) to room for words more.
+                let need = (before + run).div_ceil(8) + before + run + 3;
+                for len in need..need + 12 {
+                    let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+                    let mut one = Emitter::new(&mut a, len);
+                    let mut batch = Emitter::new(&mut b, len);
+                    for &byte in &src[..before] {
+                        one.literal(byte);
+                        batch.literal(byte);
+                    }
+                    for &byte in &src[before..before + run] {
+                        one.literal(byte);
+                    }
+                    batch.literals(&src, before, before + run);
+                    assert_eq!(
+                        (one.op, one.ctrl_pos, one.ctrl_byte, one.ctrl_bit),
+                        (batch.op, batch.ctrl_pos, batch.ctrl_byte, batch.ctrl_bit)
+                    );
+                    let n = one.op;
+                    one.finish();
+                    batch.finish();
+                    assert_eq!(a[..n], b[..n], "{before} then {run} literals, {len} bytes of output");
+                }
+            }
+        }
+    }
+
+    /// [`Emitter::literals_before`]: the number of literals whose size checks pass
+    /// before one fails, from every position in a control group and output size.
+    #[test]
+    fn emitter_literals_before_counts_the_checks_that_pass() {
+        for before in 0..10 {
+            for limit in 0..40 {
+                let mut out = vec![0u8; 200];
+                let mut e = Emitter::new(&mut out, 200);
+                for _ in 0..before {
+                    e.literal(1);
+                }
+                let want = {
+                    let (op, bit) = (e.op, e.ctrl_bit);
+                    let mut n = 0;
+                    while e.op < limit {
+                        e.literal(1);
+                        n += 1;
+                    }
+                    (e.op, e.ctrl_bit) = (op, bit);
+                    n
+                };
+                assert_eq!(e.literals_before(limit), want, "{before} literals, limit {limit}");
+            }
+        }
+    }
+
+    /// When the small `pglz_fast` loop clears its bucket table: before its first
+    /// call and when its windows wrap around, and then only the buckets the calls
+    /// since the last clear used (the other encoders have tables of their own).
     #[test]
     fn fast_small_loop_clears_when_it_must() {
         let mut ws = Workspace::new();
-        let p_small = Params::new(2048, &Strategy::ALWAYS).unwrap();
-        let small = vec![b'x'; 2048];
-        let mut out = vec![0u8; max_output(20_000)];
-        let mut fast_small = |ws: &mut Workspace| {
-            compress_sized::<true>(&small, &mut out, &p_small, ws, &mut || {});
-        };
-        fast_small(&mut ws);
-        assert_eq!(ws.small.fast_base, HISTORY_SIZE as u16);
-        for (fast, len) in [(false, 2048), (false, 20_000), (true, 5000)] {
-            fast_small(&mut ws);
-            assert_ne!(ws.small.fast_base, 0);
-            let big = vec![b'y'; len];
-            let p = Params::new(len, &Strategy::ALWAYS).unwrap();
-            let mut out = vec![0u8; max_output(len)];
-            if fast {
-                compress_sized::<true>(&big, &mut out, &p, &mut ws, &mut || {});
-            } else {
-                compress_sized::<false>(&big, &mut out, &p, &mut ws, &mut || {});
-            }
-            assert_eq!(ws.small.fast_base, 0, "after fast = {fast}, {len} bytes");
-        }
-        // Cleared (and back to the first window) when the last base was 0 or the
-        // last window; kept otherwise.
-        for (last, cleared, base) in
-            [(0u16, true, 4096u16), (61440, true, 4096), (4096, false, 12288), (53248, false, 61440)]
-        {
-            ws.small.fast_base = last;
-            ws.small.head.fill(7);
-            assert_eq!(ws.small.next_fast_base(), base);
-            assert_eq!(ws.small.head.iter().all(|&h| h == u16::EMPTY), cleared, "after {last}");
-        }
+        let fs = &mut ws.fast_small;
+        fs.head.fill(7);
+        assert_eq!(fs.next_base(1 << 10), 4096);
+        assert_eq!(fs.used, 1 << 10);
+        // Nothing was used before the first call: nothing cleared.
+        assert!(fs.head.iter().all(|&h| h == 7));
+        fs.head.fill(0);
+        fs.head[..1 << 10].fill(7);
+        // The next windows, without clearing; `used` grows to the largest table.
+        assert_eq!(fs.next_base(1 << 12), 8192);
+        assert_eq!(fs.next_base(1 << 10), 12288);
+        assert_eq!(fs.used, 1 << 12);
+        assert!(fs.head[..1 << 10].iter().all(|&h| h == 7));
+        // After the last window: the used part cleared, back to the first window.
+        fs.head[..1 << 12].fill(7);
+        fs.head[1 << 12] = 7;
+        fs.base = 61440;
+        assert_eq!(fs.next_base(FAST_SMALL_BUCKETS), 4096);
+        assert!(fs.head[..1 << 12].iter().all(|&h| h == u16::EMPTY));
+        assert_eq!(fs.head[1 << 12], 7, "cleared past the buckets used");
+        assert_eq!(fs.used, FAST_SMALL_BUCKETS);
     }
 
     /// The fast encoder's vectorized buckets (AVX2 where this CPU has it, and the portable

@@ -116,14 +116,17 @@
 //! candidates. It has two loops, by input size:
 //!
 //! * **up to 4096 bytes**, a loop of its own: a table of 1024 buckets below 512
-//!   bytes of input, 4096 below 1024 and 8192 above; the walk stops after 96
-//!   candidates; positions enter the history as the items pass them, and those
-//!   inside a match longer than 8 bytes only for its first and last 4 bytes; the
-//!   last three positions are not searched (they become literals). Its bucket
-//!   table is not cleared at every call: each call stores positions with an
-//!   offset of its own (one of eight, in turn), so that what earlier calls left
-//!   reads as too far back, and the table is cleared once the offsets come round
-//!   again or after another encoder used it;
+//!   bytes of input, 4096 below 1024 and 32,768 above (so that few positions
+//!   share a bucket with other bytes); the walk stops after 96 candidates;
+//!   positions enter the history as the items pass them, and those inside a
+//!   match longer than 8 bytes only for its first and last 3 bytes; the last
+//!   three positions are not searched (they become literals). The literals
+//!   before a match are written as one run once the match is found, the size
+//!   check before each of them made as one bound on the scan of their positions.
+//!   Its bucket table is its own and not cleared at every call: each call
+//!   stores positions with an offset of its own (one of fifteen, in turn), so
+//!   that what earlier calls left reads as too far back, and the table is
+//!   cleared once the offsets come round again;
 //! * **over 4096 bytes**, the exact encoder's loop (buckets and links made ahead
 //!   of the items, every position in the history) with 8192 buckets of the
 //!   multiplicative hash and a walk cut after 64 candidates for the default
@@ -142,10 +145,11 @@
 //! +4.0% and high bytes +4.7%).
 //!
 //! In the first loop, leaving the middle of matches over 8 bytes out of the
-//! history costs 0.67% on 2 KB slices of catalog text and 0.83% on 4 KB; keeping
-//! 8 edge bytes instead of 4 cost 1.85% on page images, 2 instead of 4 cost
-//! 1.2-1.6% on catalog text. Its worst case among the unit tests' data is the
-//! six-letter `high_bytes` at 3,000 bytes, 7-10% larger than the exact output:
+//! history costs 0.80% on 2 KB slices of catalog text (0.68% with 4 edge bytes
+//! instead of 3, 0.92% with 2), nothing on WAL; keeping 8 edge bytes instead of
+//! 4 cost 1.85% on page images. Among the unit tests' data the synthetic text
+//! comes out 0.86% larger in 2 KB and 1.35% in 4 KB, and the worst case is the
+//! six-letter `high_bytes` at 3,000 bytes, 9-12% larger than the exact output:
 //! its longest matches lie deep in long chains, past the 96 candidates or in the
 //! skipped middles of matches. Figures are in BENCHMARKS.md.
 //!
