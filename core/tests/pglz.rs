@@ -575,7 +575,7 @@ fn pglz_compress_fast_refuses_where_the_size_checks_say() {
 fn pglz_compress_fast_does_not_depend_on_earlier_calls() {
     let s = Strategy::ALWAYS;
     let mut inputs = Vec::new();
-    for (i, n) in [300usize, 511, 512, 1000, 1024, 2048, 4095, 4096].into_iter().enumerate() {
+    for (i, n) in [300usize, 511, 512, 1000, 1024, 2048, 4095, 4096, 4097, 6000, 8192].into_iter().enumerate() {
         inputs.push(text(n, 40 + i as u64));
         inputs.push(wal_like(n, 50 + i as u64));
         // Two letters: a leftover entry taken as a candidate would match three bytes

@@ -1,5 +1,6 @@
-//! Property: on inputs over 4096 bytes (`pglz::compress_fast` on the exact encoder's loop, with
-//! its `u16` history up to 61,440 bytes and its `u32` one beyond) the output decodes back to the
+//! Property: on inputs over 4096 bytes (`pglz::compress_fast` on its small loop up to 8192 bytes,
+//! then on the exact encoder's loop, with its `u16` history up to 61,440 bytes and its `u32` one
+//! beyond) the output decodes back to the
 //! input, is strictly smaller than it, and `compress_fast_to` writes the same bytes; for the
 //! DEFAULT and ALWAYS strategies. (`pglz_roundtrip_fast` covers inputs up to 20,000 bytes.)
 //!

@@ -32,9 +32,9 @@
 //! load, as C's `hent->next` is; the decay of the "good" length is read from a
 //! table per strategy instead of being computed (a division) per candidate.
 //!
-//! [`compress_fast`] runs the same loop on inputs over 4096 bytes, with buckets
+//! [`compress_fast`] runs the same loop on inputs over 8192 bytes, with buckets
 //! from a multiplicative hash and a walk cut after a few dozen candidates; up to
-//! 4096 bytes it has a loop of its own (see the `pglz` module documentation).
+//! 8192 bytes it has a loop of its own (see the `pglz` module documentation).
 
 use std::cell::RefCell;
 
@@ -272,9 +272,9 @@ pub fn compress_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<us
 
 /// Like [`compress`] but faster and not byte-identical to PostgreSQL: buckets
 /// come from a multiplicative hash of the next four bytes, and the history walk
-/// stops after 96 candidates for inputs up to 4096 bytes (where positions
-/// inside matches longer than 8 bytes are only partly entered into the history)
-/// and 64 above (see the `pglz` module documentation). Same format (PostgreSQL
+/// stops after 256 candidates for inputs up to 8192 bytes (where positions
+/// inside long matches are only partly entered into the history) and 64 above
+/// (see the `pglz` module documentation). Same format (PostgreSQL
 /// decodes it), same strategy semantics and accept/refuse rules, same walk
 /// order, good-match decay and 4094-byte reach.
 pub fn compress_fast(src: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
@@ -349,13 +349,17 @@ fn compress_sized<const FAST: bool>(
     ws: &mut Workspace,
     tick: &mut dyn FnMut(),
 ) -> Option<usize> {
-    // Inputs up to 4096 bytes take microseconds in the small `pglz_fast` loop: it
+    // Inputs up to 8192 bytes take microseconds in the small `pglz_fast` loop: it
     // does not tick.
+    let (fs, chain) = (&mut ws.fast_small, &mut ws.small.chain);
     match (FAST, src.len()) {
-        (true, 0..=511) => compress_fast_core::<10>(src, dst, params, &mut ws.fast_small, &mut ws.small.chain),
-        (true, 512..=1023) => compress_fast_core::<12>(src, dst, params, &mut ws.fast_small, &mut ws.small.chain),
-        (true, 1024..=FAST_SHORT_INPUT) => {
-            compress_fast_core::<FAST_SMALL_BITS>(src, dst, params, &mut ws.fast_small, &mut ws.small.chain)
+        (true, 0..=511) => compress_fast_core::<10, EDGE_UP_TO_4K, ALL_UP_TO_4K>(src, dst, params, fs, chain),
+        (true, 512..=1023) => compress_fast_core::<12, EDGE_UP_TO_4K, ALL_UP_TO_4K>(src, dst, params, fs, chain),
+        (true, 1024..=4096) => {
+            compress_fast_core::<FAST_SMALL_BITS, EDGE_UP_TO_4K, ALL_UP_TO_4K>(src, dst, params, fs, chain)
+        }
+        (true, 4097..=FAST_SHORT_INPUT) => {
+            compress_fast_core::<FAST_SMALL_BITS, EDGE_UP_TO_8K, ALL_UP_TO_8K>(src, dst, params, fs, chain)
         }
         (_, 0..=SMALL_INPUT) => compress_core::<u16, FAST>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
         _ => compress_core::<u32, FAST>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
@@ -844,17 +848,24 @@ impl<'a> Emitter<'a> {
 // compress_fast
 // ---------------------------------------------------------------------------
 
-/// Inputs up to this many bytes go to [`compress_fast_core`], longer ones to
-/// [`compress_core`] (see the `pglz` module documentation for why).
-const FAST_SHORT_INPUT: usize = 4096;
-/// Most history candidates [`compress_fast_core`] examines per position.
-const FAST_MAX_CHAIN: usize = 96;
-/// Matches longer than this enter only their first and last
-/// [`FAST_INSERT_EDGE`] positions into [`compress_fast_core`]'s history (3
-/// rather than 4: 4% faster on 2 KB of catalog text, 0.80% larger than the
-/// exact encoder's output instead of 0.68%; BENCHMARKS.md).
-const FAST_INSERT_ALL: usize = 8;
-const FAST_INSERT_EDGE: usize = 3;
+/// Inputs up to this many bytes (a page) go to [`compress_fast_core`], longer
+/// ones to [`compress_core`] (see the `pglz` module documentation for why).
+const FAST_SHORT_INPUT: usize = 8192;
+/// Most history candidates [`compress_fast_core`] examines per position (256
+/// rather than 96 keeps the unit tests' six-letter data in 5,000 bytes 4.5%
+/// over the exact encoder's size instead of 5%; catalog text is not slower).
+const FAST_MAX_CHAIN: usize = 256;
+/// How much of a match [`compress_fast_core`] enters into its history: a match
+/// of up to `ALL` bytes all its positions, a longer one those of its first and
+/// last `EDGE` bytes. Up to 4096 bytes of input, 3 of matches over 8: 4% faster
+/// than 4 on 2 KB of catalog text, at 0.80% over the exact encoder's size
+/// instead of 0.68%. Over 4096, 8 of matches over 16: catalog text in 8 KB
+/// comes out 0.73% larger than the exact encoder's output (3 of matches over 8:
+/// 1.87%), page images 0.00% (BENCHMARKS.md).
+const EDGE_UP_TO_4K: usize = 3;
+const ALL_UP_TO_4K: usize = 8;
+const EDGE_UP_TO_8K: usize = 8;
+const ALL_UP_TO_8K: usize = 16;
 
 /// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
 #[inline(always)]
@@ -864,18 +875,14 @@ fn hash_mul<const BITS: u32>(w: u32) -> usize {
 
 /// Width of the windows of slot values [`compress_fast_core`] cycles through: a
 /// call enters position `pos` as `base + pos`, with `base` the next of the
-/// fifteen values `4096 + k * FAST_WINDOW` after the previous call's. The bucket
-/// table is cleared when the cycle starts again, so whatever a call finds there
-/// from earlier calls lies in another window, and decodes, like the empty value
-/// 0, to a position at least 4096 past any of this call's, which the walk's
-/// distance test rejects like an empty bucket. The table is then cleared once
-/// every fifteen calls instead of every call.
-const FAST_WINDOW: u16 = 4096;
-const _: () = assert!(
-    FAST_SHORT_INPUT <= HISTORY_SIZE
-        && FAST_SHORT_INPUT <= FAST_WINDOW as usize
-        && ((1 << 16) - HISTORY_SIZE).is_multiple_of(FAST_WINDOW as usize)
-);
+/// seven values `k * FAST_WINDOW` (k = 1..=7) after the previous call's. The
+/// bucket table is cleared when the cycle starts again, so whatever a call
+/// finds there from earlier calls lies in another window, and decodes, like the
+/// empty value 0, to a position at least [`FAST_SHORT_INPUT`] past any of this
+/// call's, which the walk's distance test rejects like an empty bucket. The
+/// table is then cleared once every seven calls instead of every call.
+const FAST_WINDOW: u16 = 8192;
+const _: () = assert!(FAST_SHORT_INPUT <= FAST_WINDOW as usize && (1usize << 16).is_multiple_of(FAST_WINDOW as usize));
 
 /// The slot of position `pos` in [`compress_fast_core`]'s call with `base`.
 #[inline(always)]
@@ -890,7 +897,7 @@ fn fast_pos(base: u16, slot: u16) -> usize {
 }
 
 /// log2 of the bucket count of [`compress_fast_core`] for inputs of 1024 bytes
-/// and more: 32,768 buckets (64 KB) for at most 4096 positions, so that few
+/// and more: 32,768 buckets (64 KB) for at most 8192 positions, so that few
 /// positions share a bucket with another four bytes' (each such candidate costs
 /// a compare). Measured against 8192 buckets (harness, 2 KB slices, ratios to C):
 /// catalog text 2.69 → 2.80, WAL 2.85 → 3.28; 16,384 gave 2.78 and 3.14,
@@ -925,7 +932,7 @@ impl FastSmall {
         let base = if next <= self.base {
             self.head[..self.used].fill(u16::EMPTY);
             self.used = 0;
-            HISTORY_SIZE as u16
+            FAST_WINDOW
         } else {
             next
         };
@@ -948,7 +955,7 @@ impl FastSmall {
 /// per build, three alternations: text 2 KB 2.33 → 2.35-2.37, WAL 2 KB 2.63-2.69 →
 /// 2.69-2.71).
 #[inline(never)]
-fn compress_fast_core<const BITS: u32>(
+fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
     src: &[u8],
     out: &mut [u8],
     p: &Params,
@@ -977,7 +984,7 @@ fn compress_fast_core<const BITS: u32>(
         ws.good_after[FAST_MAX_CHAIN - 1] = i32::MIN;
         ws.good_key = (p.good_match, p.good_drop);
     }
-    let good_after = ws.good_after;
+    let FastSmall { head, good_after, .. } = ws;
 
     // Refuse once the output holds `limit` bytes: result_max, or before the
     // first match also first_success_by (see `Emitter` for why that bounds the
@@ -1011,10 +1018,10 @@ fn compress_fast_core<const BITS: u32>(
                 }
                 // SAFETY: ip < word_end, so ip + 4 <= slen.
                 let h = hash_mul::<BITS>(unsafe { load_u32_unchecked(src, ip) });
-                let prev = ws.head[h];
+                let prev = head[h];
                 chain[usize::from(slot)] = prev;
-                ws.head[h] = slot;
-                if pos_of(prev) < ip {
+                head[h] = slot;
+                if ip.wrapping_sub(pos_of(prev)).wrapping_sub(1) < MAX_DISTANCE - 1 {
                     break prev;
                 }
                 ip += 1;
@@ -1024,7 +1031,7 @@ fn compress_fast_core<const BITS: u32>(
             // (ip + 16, src + ip) as counters of the scan loop above, spilled to the
             // stack for lack of registers; the scan is then 4 instructions longer per
             // position and the encoder 5% slower (harness, text 2 KB: 2.70 against 2.57).
-            let (len, off) = walk_fast(src, std::hint::black_box(ip), prev, base, &good_after, chain);
+            let (len, off) = walk_fast(src, std::hint::black_box(ip), prev, base, good_after, chain);
             if len > 2 {
                 found = (len, off);
                 break;
@@ -1042,7 +1049,7 @@ fn compress_fast_core<const BITS: u32>(
         }
         emit.literals(src, run_start, ip);
         emit.tag(off, len);
-        insert_match_fast::<BITS>(src, ip, len, hash_end, base, &mut ws.head, chain);
+        insert_match_fast::<BITS, EDGE, ALL>(src, ip, len, hash_end, base, head, chain);
         ip += len;
         run_start = ip;
         limit = p.result_max;
@@ -1059,13 +1066,13 @@ fn compress_fast_core<const BITS: u32>(
         }
         let (len, off) = if ip < hash_end {
             let h = hash_mul::<BITS>(load_u32(src, ip));
-            let prev = ws.head[h];
+            let prev = head[h];
             chain[usize::from(slot_of(ip))] = prev;
-            ws.head[h] = slot_of(ip);
+            head[h] = slot_of(ip);
             let reach = (MAX_DISTANCE - 1).min(ip);
             let (mut best_len, mut best_off) = (0usize, 0usize);
             let mut slot = prev;
-            for &good in &good_after {
+            for &good in good_after.iter() {
                 let off = ip.wrapping_sub(pos_of(slot));
                 if off.wrapping_sub(1) >= reach {
                     break;
@@ -1087,7 +1094,7 @@ fn compress_fast_core<const BITS: u32>(
 
         if len > 2 {
             emit.tag(off, len);
-            insert_match_fast::<BITS>(src, ip, len, hash_end, base, &mut ws.head, chain);
+            insert_match_fast::<BITS, EDGE, ALL>(src, ip, len, hash_end, base, head, chain);
             ip += len;
             limit = p.result_max;
         } else {
@@ -1116,7 +1123,6 @@ fn walk_fast(
     good_after: &[i32; FAST_MAX_CHAIN],
     chain: &[u16; 1 << 16],
 ) -> (usize, usize) {
-    const { assert!(FAST_SHORT_INPUT - 15 < MAX_DISTANCE) };
     debug_assert!(ip + 16 <= src.len());
     // SAFETY: ip + 16 <= src.len() (the caller's promise).
     let cur = unsafe { load_word::<16>(src, ip) };
@@ -1143,7 +1149,7 @@ fn walk_fast(
         }
         slot = chain[usize::from(slot)];
         cand = fast_pos(base, slot);
-        if cand >= ip {
+        if ip.wrapping_sub(cand).wrapping_sub(1) >= MAX_DISTANCE - 1 {
             break;
         }
     }
@@ -1152,10 +1158,10 @@ fn walk_fast(
 
 /// Enters the positions after `ip` of a match of `len` bytes there into the
 /// history of [`compress_fast_core`]'s call with `base`: all of them in a match
-/// up to [`FAST_INSERT_ALL`] bytes, else those of its first and last
-/// [`FAST_INSERT_EDGE`] bytes; none at `hash_end` or after.
+/// up to `ALL` bytes, else those of its first and last `EDGE` bytes (see
+/// [`EDGE_UP_TO_4K`]); none at `hash_end` or after.
 #[inline(always)]
-fn insert_match_fast<const BITS: u32>(
+fn insert_match_fast<const BITS: u32, const EDGE: usize, const ALL: usize>(
     src: &[u8],
     ip: usize,
     len: usize,
@@ -1172,18 +1178,18 @@ fn insert_match_fast<const BITS: u32>(
         chain[usize::from(slot)] = head[h];
         head[h] = slot;
     };
-    if len > FAST_INSERT_ALL && stop <= hash_end {
+    if len > ALL && stop <= hash_end {
         // The usual case, with loops of fixed length.
-        for k in 1..FAST_INSERT_EDGE {
+        for k in 1..EDGE {
             enter(ip + k);
         }
-        for k in (1..=FAST_INSERT_EDGE).rev() {
+        for k in (1..=EDGE).rev() {
             enter(stop - k);
         }
         return;
     }
     let ins_end = stop.min(hash_end);
-    let (first, last) = if len > FAST_INSERT_ALL { (FAST_INSERT_EDGE, FAST_INSERT_EDGE) } else { (len, 0) };
+    let (first, last) = if len > ALL { (EDGE, EDGE) } else { (len, 0) };
     for q in ip + 1..(ip + first).min(ins_end) {
         enter(q);
     }
@@ -1280,7 +1286,7 @@ mod tests {
             }
             windows.push(base);
         }
-        assert_eq!(windows.len(), 15);
+        assert_eq!(windows.len(), 7);
         for &base in &windows {
             assert!(fast_pos(base, u16::EMPTY) >= FAST_SHORT_INPUT);
             for pos in 0..FAST_SHORT_INPUT {
@@ -1362,22 +1368,22 @@ mod tests {
         let mut ws = Workspace::new();
         let fs = &mut ws.fast_small;
         fs.head.fill(7);
-        assert_eq!(fs.next_base(1 << 10), 4096);
+        assert_eq!(fs.next_base(1 << 10), 8192);
         assert_eq!(fs.used, 1 << 10);
         // Nothing was used before the first call: nothing cleared.
         assert!(fs.head.iter().all(|&h| h == 7));
         fs.head.fill(0);
         fs.head[..1 << 10].fill(7);
         // The next windows, without clearing; `used` grows to the largest table.
-        assert_eq!(fs.next_base(1 << 12), 8192);
-        assert_eq!(fs.next_base(1 << 10), 12288);
+        assert_eq!(fs.next_base(1 << 12), 16384);
+        assert_eq!(fs.next_base(1 << 10), 24576);
         assert_eq!(fs.used, 1 << 12);
         assert!(fs.head[..1 << 10].iter().all(|&h| h == 7));
         // After the last window: the used part cleared, back to the first window.
         fs.head[..1 << 12].fill(7);
         fs.head[1 << 12] = 7;
-        fs.base = 61440;
-        assert_eq!(fs.next_base(FAST_SMALL_BUCKETS), 4096);
+        fs.base = 57344;
+        assert_eq!(fs.next_base(FAST_SMALL_BUCKETS), 8192);
         assert!(fs.head[..1 << 12].iter().all(|&h| h == u16::EMPTY));
         assert_eq!(fs.head[1 << 12], 7, "cleared past the buckets used");
         assert_eq!(fs.used, FAST_SMALL_BUCKETS);

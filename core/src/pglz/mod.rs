@@ -115,19 +115,20 @@
 //! strictly longer wins, same "good" decay) but stops after a number of
 //! candidates. It has two loops, by input size:
 //!
-//! * **up to 4096 bytes**, a loop of its own: a table of 1024 buckets below 512
-//!   bytes of input, 4096 below 1024 and 32,768 above (so that few positions
-//!   share a bucket with other bytes); the walk stops after 96 candidates;
-//!   positions enter the history as the items pass them, and those inside a
-//!   match longer than 8 bytes only for its first and last 3 bytes; the last
+//! * **up to 8192 bytes** (a page), a loop of its own: a table of 1024 buckets
+//!   below 512 bytes of input, 4096 below 1024 and 32,768 above (so that few
+//!   positions share a bucket with other bytes); the walk stops after 256
+//!   candidates; positions enter the history as the items pass them, and those
+//!   inside a long match only for its first and last bytes (up to 4096 bytes
+//!   of input, 3 of a match over 8; above, 8 of a match over 16); the last
 //!   three positions are not searched (they become literals). The literals
 //!   before a match are written as one run once the match is found, the size
 //!   check before each of them made as one bound on the scan of their positions.
 //!   Its bucket table is its own and not cleared at every call: each call
-//!   stores positions with an offset of its own (one of fifteen, in turn), so
+//!   stores positions with an offset of its own (one of seven, in turn), so
 //!   that what earlier calls left reads as too far back, and the table is
 //!   cleared once the offsets come round again;
-//! * **over 4096 bytes**, the exact encoder's loop (buckets and links made ahead
+//! * **over 8192 bytes**, the exact encoder's loop (buckets and links made ahead
 //!   of the items, every position in the history) with 8192 buckets of the
 //!   multiplicative hash and a walk cut after 64 candidates for the default
 //!   `match_size_good` of 128 (proportionally fewer for a strategy asking for
@@ -136,21 +137,22 @@
 //! The second loop was also measured on small inputs, and the first is faster
 //! there at the same size: making every position's link costs about as much as
 //! the whole search saves on 2 KB, while the first loop skips the middle of long
-//! matches. Cutting the walk harder trades size for speed, and how much size
-//! depends on the data: at 4 candidates, 2 KB slices of catalog text come out
-//! 0.65% larger than the exact encoder's output, but the repetitive synthetic
-//! text and WAL-like records of the unit tests (2 KB) 4.1% larger. Over 4096
-//! bytes, 64 candidates keep catalog text and page images within 0.01% of the
-//! exact size (16 candidates: +0.13% and +0.32%, but the synthetic 8 KB text
-//! +4.0% and high bytes +4.7%).
+//! matches (on 8 KB pieces too since it writes literal runs at once: catalog
+//! text 2.7-2.9 → 3.0-3.1 times C's speed, page images 2.8-2.9 → 3.6). Cutting
+//! the walk harder trades size for speed, and how much size depends on the
+//! data: at 4 candidates, 2 KB slices of catalog text come out 0.65% larger
+//! than the exact encoder's output, but the repetitive synthetic text and
+//! WAL-like records of the unit tests (2 KB) 4.1% larger. Over 8192 bytes, 64
+//! candidates keep catalog text within 0.01% of the exact size.
 //!
-//! In the first loop, leaving the middle of matches over 8 bytes out of the
-//! history costs 0.80% on 2 KB slices of catalog text (0.68% with 4 edge bytes
-//! instead of 3, 0.92% with 2), nothing on WAL; keeping 8 edge bytes instead of
-//! 4 cost 1.85% on page images. Among the unit tests' data the synthetic text
-//! comes out 0.86% larger in 2 KB and 1.35% in 4 KB, and the worst case is the
-//! six-letter `high_bytes` at 3,000 bytes, 9-12% larger than the exact output:
-//! its longest matches lie deep in long chains, past the 96 candidates or in the
+//! In the first loop, leaving the middle of long matches out of the history
+//! costs 0.80% on 2 KB slices of catalog text (0.68% with 4 edge bytes instead
+//! of 3, 0.92% with 2), nothing on WAL; on 8 KB slices 0.73% (3 edge bytes of
+//! matches over 8: 1.87%; 12 of matches over 24: 0.35%, but 10% slower), 0.00%
+//! on page images. Among the unit tests' data the synthetic text comes out
+//! 0.86% larger in 2 KB, 1.35% in 4 KB and 0.2-0.3% in 8 KB, and the worst
+//! cases are the six-letter `high_bytes`, 9-12% larger at 3,000 bytes and
+//! 3-4.5% at 5,000: their longest matches lie deep in long chains or in the
 //! skipped middles of matches. Figures are in BENCHMARKS.md.
 //!
 //! ## Accept / refuse rules
