@@ -292,8 +292,9 @@ pub fn compress_fast_to(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Opti
 }
 
 /// [`compress_to`] (or with `fast`, [`compress_fast_to`]) calling `tick` after every
-/// [`TICK_BYTES`] of input (inputs over 4096 bytes are checked at the start of each
-/// block of 4096 positions, so a little later), so that a caller can stop a long
+/// [`TICK_BYTES`] of input (checked at the start of each block of 4096 positions,
+/// so a little later; `compress_fast` on up to 8192 bytes, microseconds of work,
+/// never calls it), so that a caller can stop a long
 /// run (the extension checks for query cancel there; a panic or ERROR raised in
 /// `tick` unwinds out cleanly).
 pub fn compress_to_ticking(
