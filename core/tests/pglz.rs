@@ -512,7 +512,7 @@ fn pglz_compress_fast_refuses_where_the_size_checks_say() {
     let mut refused = 0;
     for case in 0..3000u64 {
         let n = 1 + rng.below(6000) as usize;
-        let mut data = match case % 4 {
+        let data = match case % 4 {
             0 => text(n, case),
             1 => wal_like(n, case),
             2 => random_bytes(n, case),
@@ -524,7 +524,6 @@ fn pglz_compress_fast_refuses_where_the_size_checks_say() {
                 d
             }
         };
-        data.truncate(n);
         let unlimited = Strategy {
             min_input_size: 0,
             max_input_size: i32::MAX,

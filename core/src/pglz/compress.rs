@@ -897,6 +897,15 @@ fn fast_pos(base: u16, slot: u16) -> usize {
     usize::from(slot.wrapping_sub(base))
 }
 
+/// Whether `cand`, a position read from [`compress_fast_core`]'s tables, is a
+/// candidate for `ip`: 1..=4094 bytes before it (pglz's reach). Empty slots
+/// and other calls' slots decode past any position of the call (see
+/// [`FAST_WINDOW`]) and fail, as do positions at `ip` or after.
+#[inline(always)]
+fn fast_in_reach(ip: usize, cand: usize) -> bool {
+    ip.wrapping_sub(cand).wrapping_sub(1) < MAX_DISTANCE - 1
+}
+
 /// log2 of the bucket count of [`compress_fast_core`] for inputs of 1024 bytes
 /// and more: 32,768 buckets (64 KB) for at most 8192 positions, so that few
 /// positions share a bucket with another four bytes' (each such candidate costs
@@ -1010,9 +1019,7 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
         let mut found = (0usize, 0usize);
         let mut slot = slot_of(ip);
         'scan: loop {
-            // Enter positions until one has a candidate: positions of this call
-            // decode below ip, whatever else a bucket holds decodes to 4096 or more
-            // (see FAST_WINDOW), past any ip here.
+            // Enter positions until one has a candidate.
             let prev = loop {
                 if ip >= scan_end {
                     break 'scan;
@@ -1022,7 +1029,7 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
                 let prev = head[h];
                 chain[usize::from(slot)] = prev;
                 head[h] = slot;
-                if ip.wrapping_sub(pos_of(prev)).wrapping_sub(1) < MAX_DISTANCE - 1 {
+                if fast_in_reach(ip, pos_of(prev)) {
                     break prev;
                 }
                 ip += 1;
@@ -1070,6 +1077,9 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
             let prev = head[h];
             chain[usize::from(slot_of(ip))] = prev;
             head[h] = slot_of(ip);
+            // The test of `fast_in_reach` (off <= ip whenever off >= 1), written so:
+            // with the helper here the compiler laid out the scan loop anew, 0.9%
+            // more instructions on 2 KB of text (callgrind).
             let reach = (MAX_DISTANCE - 1).min(ip);
             let (mut best_len, mut best_off) = (0usize, 0usize);
             let mut slot = prev;
@@ -1108,13 +1118,10 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
 }
 
 /// The walk of [`compress_fast_core`] at a position `ip` below `src.len() - 15`
-/// whose bucket held `first`, a position before `ip`: candidates newest first,
-/// compared 16 bytes at a time, the longest (the newest of equal ones) kept
-/// until it reaches the decaying "good" length or the chain leaves the
-/// positions before `ip`. Returns (length, offset); a length under 3 is no match.
-///
-/// At such positions every candidate lies within the 4094 bytes pglz reaches:
-/// `ip` is below `FAST_SHORT_INPUT - 15`.
+/// whose bucket held `first`, a candidate ([`fast_in_reach`]): candidates
+/// newest first, compared 16 bytes at a time, the longest (the newest of equal
+/// ones) kept until it reaches the decaying "good" length or the chain leaves
+/// pglz's reach. Returns (length, offset); a length under 3 is no match.
 #[inline(always)]
 fn walk_fast(
     src: &[u8],
@@ -1132,7 +1139,7 @@ fn walk_fast(
     let mut slot = first;
     let mut cand = fast_pos(base, slot);
     for &good in good_after {
-        // SAFETY: cand < ip (the caller's promise for `first`, checked below for the
+        // SAFETY: cand is in reach, so cand < ip (the caller's promise for `first`, checked below for the
         // others), so cand + 16 <= ip + 16 <= src.len().
         let diff = unsafe { load_word::<16>(src, cand) } ^ cur;
         let len = if diff != 0 {
@@ -1150,7 +1157,7 @@ fn walk_fast(
         }
         slot = chain[usize::from(slot)];
         cand = fast_pos(base, slot);
-        if ip.wrapping_sub(cand).wrapping_sub(1) >= MAX_DISTANCE - 1 {
+        if !fast_in_reach(ip, cand) {
             break;
         }
     }
