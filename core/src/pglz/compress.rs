@@ -233,7 +233,7 @@ impl Workspace {
             fast_small: FastSmall {
                 head: vec![0; FAST_SMALL_BUCKETS].into_boxed_slice().try_into().unwrap(),
                 used: 0,
-                next: FAST_SLOTS,
+                last_base: FAST_SLOTS,
                 good_after: [0; FAST_MAX_CHAIN],
                 good_key: (0, 0),
             },
@@ -875,18 +875,23 @@ fn hash_mul<const BITS: u32>(w: u32) -> usize {
 }
 
 /// How [`compress_fast_core`] numbers its positions: a call enters position
-/// `pos` as slot `base + pos`, its slots `base..base + len` following the
-/// previous call's, from 1 up; when the next call's would pass 65,535, the
-/// bucket table is cleared and the numbering starts again at 1. So whatever a
-/// call finds in the table from earlier calls since the clear is a slot below
-/// `base`, and decodes, like the empty value 0, to `65536 - base + slot`, at
-/// least `len` and past any position of the call, which the walk's distance
-/// test rejects like an empty bucket. The table (64 KB) is cleared once every
-/// 31 calls on 2 KB, 7 on 8 KB. Fixed windows of 8192 slots, cleared every 7
-/// calls whatever the input size, were 1-2% slower (harness, ratios to C: text
-/// 2 KB 2.78 → 2.81, WAL 2 KB 3.27 → 3.34, text 8 KB 2.90 → 2.94).
+/// `pos` as slot `base + pos`, its slots `base..base + len` just below the
+/// previous call's; when they would go below [`FAST_LOWEST_SLOT`], the bucket
+/// table is cleared and the numbering starts again from the top (65,535 down).
+/// So whatever a call finds in the table from earlier calls since the clear is
+/// a slot above all of its own, and the empty value 0 lies more than 4094
+/// below all of them: the distance test ([`fast_in_reach`]), which measures in
+/// slots, rejects both like an empty bucket, and the scan and the walk never
+/// decode a slot to test it (three instructions less per position and per
+/// candidate). The table (64 KB) is cleared once every 30 calls on 2 KB, 7 on
+/// 8 KB. Against fixed windows of 8192 slots, cleared every 7 calls whatever the
+/// input size, with positions decoded for the test (harness, ratios to C): text
+/// 2 KB 2.78 → 2.90, WAL 2 KB 3.27 → 3.34, text 8 KB 2.90 → 2.95.
 const FAST_SLOTS: usize = 1 << 16;
-const _: () = assert!(FAST_SHORT_INPUT < FAST_SLOTS);
+/// The lowest slot a position takes: 4095, so that the empty value 0 is out
+/// of reach of every slot.
+const FAST_LOWEST_SLOT: usize = MAX_DISTANCE;
+const _: () = assert!(FAST_SHORT_INPUT < FAST_SLOTS - FAST_LOWEST_SLOT);
 
 /// The slot of position `pos` in [`compress_fast_core`]'s call with `base`.
 #[inline(always)]
@@ -894,19 +899,19 @@ fn fast_slot(base: u16, pos: usize) -> u16 {
     base.wrapping_add(pos as u16)
 }
 
-/// The position in slot `slot` for [`compress_fast_core`]'s call with `base`.
+/// The position in slot `slot`, one of [`compress_fast_core`]'s call with `base`.
 #[inline(always)]
 fn fast_pos(base: u16, slot: u16) -> usize {
-    usize::from(slot.wrapping_sub(base))
+    usize::from(slot).wrapping_sub(usize::from(base))
 }
 
-/// Whether `cand`, a position read from [`compress_fast_core`]'s tables, is a
-/// candidate for `ip`: 1..=4094 bytes before it (pglz's reach). Empty slots
-/// and other calls' slots decode past any position of the call (see
-/// [`FAST_SLOTS`]) and fail, as do positions at `ip` or after.
+/// Whether `slot`, read from [`compress_fast_core`]'s tables, is a candidate
+/// for the position in slot `at`: 1..=4094 slots (bytes) below it (pglz's
+/// reach). Empty buckets and other calls' slots fail (see [`FAST_SLOTS`]), as
+/// do slots at `at` or above.
 #[inline(always)]
-fn fast_in_reach(ip: usize, cand: usize) -> bool {
-    ip.wrapping_sub(cand).wrapping_sub(1) < MAX_DISTANCE - 1
+fn fast_in_reach(at: usize, slot: u16) -> bool {
+    at.wrapping_sub(usize::from(slot)).wrapping_sub(1) < MAX_DISTANCE - 1
 }
 
 /// log2 of the bucket count of [`compress_fast_core`] for inputs of 1024 bytes
@@ -926,9 +931,8 @@ struct FastSmall {
     /// Buckets the calls since the last clear may have written (`head[used..]`
     /// is all empty).
     used: usize,
-    /// The first slot after the last call's (1..=65536; 65536 before the first
-    /// call).
-    next: usize,
+    /// The last call's base (65536 before the first call).
+    last_base: usize,
     /// The decaying "good" length after each candidate of a walk, for the
     /// (match_size_good, match_size_drop) pair in `good_key`.
     good_after: [i32; FAST_MAX_CHAIN],
@@ -941,16 +945,14 @@ impl FastSmall {
     /// last clear if the slots run out.
     fn next_base(&mut self, buckets: usize, len: usize) -> u16 {
         debug_assert!(len <= FAST_SHORT_INPUT);
-        if self.next + len > FAST_SLOTS {
+        if self.last_base < FAST_LOWEST_SLOT + len {
             self.head[..self.used].fill(u16::EMPTY);
             self.used = 0;
-            // Slot 0 is the empty value, never a position's.
-            self.next = 1;
+            self.last_base = FAST_SLOTS;
         }
-        let base = self.next;
-        self.next += len;
+        self.last_base -= len;
         self.used = self.used.max(buckets);
-        base as u16
+        self.last_base as u16
     }
 }
 
@@ -982,7 +984,6 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
     let chain: &mut [u16; 1 << 16] = chain.try_into().expect("the u16 chain has a link per slot");
     let base = ws.next_base(1 << BITS, slen);
     let slot_of = |pos: usize| fast_slot(base, pos);
-    let pos_of = |slot: u16| fast_pos(base, slot);
 
     // The decaying "good" length after each candidate, kept from the previous call with
     // the same strategy (good_match >= 17, so (0, 0) never matches). After the
@@ -1031,7 +1032,7 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
                 let prev = head[h];
                 chain[usize::from(slot)] = prev;
                 head[h] = slot;
-                if fast_in_reach(ip, pos_of(prev)) {
+                if fast_in_reach(usize::from(slot), prev) {
                     break prev;
                 }
                 ip += 1;
@@ -1041,7 +1042,7 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
             // (ip + 16, src + ip) as counters of the scan loop above, spilled to the
             // stack for lack of registers; the scan is then 4 instructions longer per
             // position and the encoder 5% slower (harness, text 2 KB: 2.70 against 2.57).
-            let (len, off) = walk_fast(src, std::hint::black_box(ip), prev, base, good_after, chain);
+            let (len, off) = walk_fast(src, std::hint::black_box(ip), slot, prev, base, good_after, chain);
             if len > 2 {
                 found = (len, off);
                 break;
@@ -1079,14 +1080,15 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
             let prev = head[h];
             chain[usize::from(slot_of(ip))] = prev;
             head[h] = slot_of(ip);
-            // The test of `fast_in_reach` (off <= ip whenever off >= 1), written so:
-            // with the helper here the compiler laid out the scan loop anew, 0.9%
-            // more instructions on 2 KB of text (callgrind).
+            // The test of `fast_in_reach` in positions: a slot of an earlier call
+            // decodes past ip, the empty value to ip + base (over 4094). With the
+            // helper here the compiler laid out the scan loop anew: 2.6% more
+            // instructions on 2 KB of text (callgrind).
             let reach = (MAX_DISTANCE - 1).min(ip);
             let (mut best_len, mut best_off) = (0usize, 0usize);
             let mut slot = prev;
             for &good in good_after.iter() {
-                let off = ip.wrapping_sub(pos_of(slot));
+                let off = ip.wrapping_sub(fast_pos(base, slot));
                 if off.wrapping_sub(1) >= reach {
                     break;
                 }
@@ -1119,8 +1121,8 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
     emit.finish()
 }
 
-/// The walk of [`compress_fast_core`] at a position `ip` below `src.len() - 15`
-/// whose bucket held `first`, a candidate ([`fast_in_reach`]): candidates
+/// The walk of [`compress_fast_core`] at a position `ip` (in slot `at`) below
+/// `src.len() - 15` whose bucket held `first`, a candidate ([`fast_in_reach`]): candidates
 /// newest first, compared 16 bytes at a time, the longest (the newest of equal
 /// ones) kept until it reaches the decaying "good" length or the chain leaves
 /// pglz's reach. Returns (length, offset); a length under 3 is no match.
@@ -1128,12 +1130,14 @@ fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: usize>(
 fn walk_fast(
     src: &[u8],
     ip: usize,
+    at: u16,
     first: u16,
     base: u16,
     good_after: &[i32; FAST_MAX_CHAIN],
     chain: &[u16; 1 << 16],
 ) -> (usize, usize) {
-    debug_assert!(ip + 16 <= src.len());
+    debug_assert!(ip + 16 <= src.len() && at == fast_slot(base, ip));
+    let at = usize::from(at);
     // SAFETY: ip + 16 <= src.len() (the caller's promise).
     let cur = unsafe { load_word::<16>(src, ip) };
     let max_len = (src.len() - ip).min(MAX_MATCH);
@@ -1158,10 +1162,10 @@ fn walk_fast(
             break;
         }
         slot = chain[usize::from(slot)];
-        cand = fast_pos(base, slot);
-        if !fast_in_reach(ip, cand) {
+        if !fast_in_reach(at, slot) {
             break;
         }
+        cand = fast_pos(base, slot);
     }
     (best_len, best_off)
 }
@@ -1282,12 +1286,11 @@ mod tests {
 
     /// The slots of [`compress_fast_core`] (see [`FAST_SLOTS`]), over calls of
     /// random lengths up to [`FAST_SHORT_INPUT`] through several clears: a
-    /// position's slot reads back as that position; the empty value, and every
-    /// slot an earlier call since the clear entered, read as at least the call's
-    /// length, past any position of the call, so the walk's distance test
-    /// rejects them.
+    /// position's slot reads back as that position, and the slots 1..=4094 below
+    /// it are in reach; the empty value, and every slot an earlier call since
+    /// the clear entered, are out of reach of every position of the call.
     #[test]
-    fn fast_slots_of_earlier_calls_read_as_too_far() {
+    fn fast_slots_of_earlier_calls_are_out_of_reach() {
         let mut ws = Workspace::new();
         let mut rng = SeededRng::new(11);
         let mut earlier: Vec<u16> = Vec::new();
@@ -1298,18 +1301,30 @@ mod tests {
                 1 => 1 + rng.below(64) as usize,
                 _ => 1 + rng.below(FAST_SHORT_INPUT as u64) as usize,
             };
+            let last_base = ws.fast_small.last_base;
             let base = ws.fast_small.next_base(FAST_SMALL_BUCKETS, len);
-            if base == 1 {
+            if usize::from(base) + len == FAST_SLOTS {
+                // The first call, or the slots ran out.
+                assert!(call == 0 || last_base < FAST_LOWEST_SLOT + len, "call {call}: cleared with room left");
                 earlier.clear();
                 clears += 1;
             }
-            assert!(usize::from(base) + len <= FAST_SLOTS, "call {call}");
-            assert!(fast_pos(base, u16::EMPTY) >= len);
+            let at = |pos: usize| usize::from(fast_slot(base, pos));
             for pos in 0..len {
                 assert_eq!(fast_pos(base, fast_slot(base, pos)), pos);
+                assert!(!fast_in_reach(at(pos), u16::EMPTY), "call {call}: empty value in reach of {pos}");
+                let back = 1 + rng.below(MAX_DISTANCE as u64 - 1) as usize;
+                if back <= pos {
+                    assert!(fast_in_reach(at(pos), fast_slot(base, pos - back)));
+                }
+                assert!(!fast_in_reach(at(pos), fast_slot(base, pos)));
             }
             for &slot in &earlier {
-                assert!(fast_pos(base, slot) >= len, "call {call}: base {base}, len {len}, slot {slot}");
+                // The distance from `at` only grows as `at` goes down: both ends suffice.
+                assert!(usize::from(slot) >= at(len - 1), "call {call}: earlier slot {slot} below {}", at(len - 1));
+                for pos in [0, len - 1] {
+                    assert!(!fast_in_reach(at(pos), slot), "call {call}: base {base}, slot {slot} in reach of {pos}");
+                }
             }
             earlier.extend((0..len).map(|pos| fast_slot(base, pos)));
         }
@@ -1386,29 +1401,28 @@ mod tests {
         let mut ws = Workspace::new();
         let fs = &mut ws.fast_small;
         fs.head.fill(7);
-        assert_eq!(fs.next_base(1 << 10, 100), 1);
+        assert_eq!(fs.next_base(1 << 10, 100), 65436);
         assert_eq!(fs.used, 1 << 10);
         // Nothing was used before the first call: nothing cleared.
         assert!(fs.head.iter().all(|&h| h == 7));
         fs.head.fill(0);
         fs.head[..1 << 10].fill(7);
-        // The next calls' slots follow, without clearing; `used` grows to the largest table.
-        assert_eq!(fs.next_base(1 << 12, 5000), 101);
-        assert_eq!(fs.next_base(1 << 10, FAST_SHORT_INPUT), 5101);
+        // The next calls' slots lie below, without clearing; `used` grows to the largest table.
+        assert_eq!(fs.next_base(1 << 12, 5000), 60436);
+        assert_eq!(fs.next_base(1 << 10, FAST_SHORT_INPUT), 52244);
         assert_eq!(fs.used, 1 << 12);
         assert!(fs.head[..1 << 10].iter().all(|&h| h == 7));
-        // A call whose slots end at the last one: still no clear.
+        // A call whose slots start at the lowest: still no clear.
         fs.head[..1 << 12].fill(7);
         fs.head[1 << 12] = 7;
-        fs.next = FAST_SLOTS - 100;
-        assert_eq!(fs.next_base(1 << 12, 100), (FAST_SLOTS - 100) as u16);
+        fs.last_base = FAST_LOWEST_SLOT + 100;
+        assert_eq!(fs.next_base(1 << 12, 100), FAST_LOWEST_SLOT as u16);
         assert!(fs.head[..1 << 12].iter().all(|&h| h == 7));
-        // One slot more than is left: the used part cleared, back to slot 1.
-        assert_eq!(fs.next_base(FAST_SMALL_BUCKETS, 1), 1);
+        // One slot more than is left: the used part cleared, back to the top.
+        assert_eq!(fs.next_base(FAST_SMALL_BUCKETS, 1), 65535);
         assert!(fs.head[..1 << 12].iter().all(|&h| h == u16::EMPTY));
         assert_eq!(fs.head[1 << 12], 7, "cleared past the buckets used");
         assert_eq!(fs.used, FAST_SMALL_BUCKETS);
-        assert_eq!(fs.next, 2);
     }
 
     /// The fast encoder's vectorized buckets (AVX2 where this CPU has it, and the portable
