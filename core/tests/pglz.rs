@@ -562,14 +562,15 @@ fn pglz_compress_fast_refuses_where_the_size_checks_say() {
 }
 
 /// `compress_fast` gives the same bytes for an input whatever ran before it on the
-/// thread: its small-input loop clears its bucket table only once every fifteen
-/// calls, relying on older entries being read as too far back, and shares its
-/// links with the exact encoder's tables (the unit tests of `compress.rs` check
-/// that arithmetic and when the table is cleared; this checks the public
-/// function end to end). Each input's reference comes from a thread of its own
-/// (fresh tables); then all of them run in turn, with both encoders on inputs of
-/// other sizes (up to 61 KB, whose positions reach every slot window) between
-/// them, for more calls than the windows take to wrap around.
+/// thread: its small-input loop clears its bucket table only when its slot
+/// numbers run out (every 7 to 30 calls on 8 KB to 2 KB), relying on older
+/// entries lying out of reach, and shares its links with the exact encoder's
+/// tables (the unit tests of `compress.rs` check that arithmetic and when the
+/// table is cleared; this checks the public function end to end). Each input's
+/// reference comes from a thread of its own (fresh tables); then all of them run
+/// in turn, with both encoders on inputs of other sizes (up to 61 KB, whose
+/// links fill the shared table from slot 4096 to 65,095) between them, for more
+/// calls than the slots take to run out.
 #[test]
 fn pglz_compress_fast_does_not_depend_on_earlier_calls() {
     let s = Strategy::ALWAYS;

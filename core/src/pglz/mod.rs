@@ -125,9 +125,9 @@
 //!   before a match are written as one run once the match is found, the size
 //!   check before each of them made as one bound on the scan of their positions.
 //!   Its bucket table is its own and not cleared at every call: each call
-//!   stores positions with an offset of its own (one of seven, in turn), so
-//!   that what earlier calls left reads as too far back, and the table is
-//!   cleared once the offsets come round again;
+//!   numbers its positions just below the previous call's, so that what
+//!   earlier calls left lies out of reach, and the table is cleared once the
+//!   numbers run out (every 30 calls on 2 KB, 7 on 8 KB);
 //! * **over 8192 bytes**, the exact encoder's loop (buckets and links made ahead
 //!   of the items, every position in the history) with 8192 buckets of the
 //!   multiplicative hash and a walk cut after 64 candidates for the default
