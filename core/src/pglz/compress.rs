@@ -39,7 +39,10 @@
 use std::cell::RefCell;
 
 use super::strategy::Strategy;
-use crate::bytes::{common_prefix, common_prefix_unchecked, load_u32, load_u32_unchecked, load_u64_unchecked};
+use crate::bytes::{
+    common_prefix, common_prefix_by_blocks, common_prefix_unchecked, load_u32, load_u32_unchecked, load_u64_unchecked,
+    Block16,
+};
 
 /// Longest match a tag can express.
 const MAX_MATCH: usize = 273;
@@ -435,24 +438,6 @@ fn hash_at(src: &[u8], p: usize, mask: u32) -> usize {
     }
 }
 
-/// The `W` (8 or 16) bytes at `at` as one little-endian integer.
-///
-/// # Safety
-///
-/// `at + W <= src.len()`.
-#[inline(always)]
-unsafe fn load_word<const W: usize>(src: &[u8], at: usize) -> u128 {
-    // SAFETY: both loads lie in [at, at + W), inside src by the caller's guarantee.
-    unsafe {
-        let low = u128::from(load_u64_unchecked(src, at));
-        if W == 16 {
-            low | (u128::from(load_u64_unchecked(src, at + 8)) << 64)
-        } else {
-            low
-        }
-    }
-}
-
 /// The walk of [`find_match`]: candidates newest first until one is 0x0fff or
 /// more back, the best updated with conditional moves (the newest wins ties),
 /// stopping once the best reaches the decaying "good" length (from the table of
@@ -490,84 +475,62 @@ fn walk<T: Slot, const FAST: bool>(
     (best_len, best_off)
 }
 
-/// [`common_prefix`] of `src` at `a` and `b`, at most `limit`, `W` (8 or 16) bytes a step.
+/// [`walk`] when at least 16 bytes are left at `ip`: the first 16 bytes of
+/// every candidate compared at once ([`Block16`]), and 16 a step beyond them
+/// (see [`compress_core`] for why 16).
 #[inline(always)]
-fn common_prefix_by<const W: usize>(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
-    assert!(a.max(b) + limit <= src.len());
-    let mut n = 0;
-    while n + W <= limit {
-        // SAFETY: a + n + W and b + n + W are at most max(a, b) + limit <= src.len().
-        let diff = unsafe { load_word::<W>(src, a + n) ^ load_word::<W>(src, b + n) };
-        if diff != 0 {
-            return n + (diff.trailing_zeros() / 8) as usize;
-        }
-        n += W;
-    }
-    n + common_prefix(src, a + n, b + n, limit - n)
-}
-
-/// [`walk`] when at least `W` (8 or 16) bytes are left at `ip`: the first `W`
-/// bytes of every candidate are compared with one XOR.
-#[inline(always)]
-fn walk_by_words<T: Slot, const FAST: bool, const W: usize>(
-    src: &[u8],
-    ip: usize,
-    head: T,
-    ws: &Tables<T>,
-) -> (usize, usize) {
+fn walk_by_blocks<T: Slot, const FAST: bool>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
     let limit = (src.len() - ip).min(MAX_MATCH);
-    assert!(src.len() - ip >= W);
-    // SAFETY: ip + W <= src.len(), just asserted.
-    let cur = unsafe { load_word::<W>(src, ip) };
-    if W == 16 {
-        walk::<T, FAST>(ip, head, ws, |cand| {
-            // SAFETY: `walk` passes candidates 1..=0x0ffe bytes before ip, so
-            // cand + W <= ip + W <= src.len().
-            unsafe { word_match_len::<W>(src, cand, ip, cur, limit) }
-        })
-    } else {
-        walk::<T, FAST>(ip, head, ws, |cand| {
-            // SAFETY: as above.
-            unsafe { word_match_len_outlined::<W>(src, cand, ip, cur, limit) }
-        })
-    }
+    assert!(src.len() - ip >= 16);
+    // SAFETY: ip + 16 <= src.len(), just asserted.
+    let cur = unsafe { Block16::load(src, ip) };
+    walk::<T, FAST>(ip, head, ws, |cand| {
+        // SAFETY: `walk` passes candidates 1..=0x0ffe bytes before ip, so
+        // cand + 16 <= ip + 16 <= src.len() and cand + limit <= ip + limit <= src.len().
+        unsafe {
+            let len = Block16::load(src, cand).common_prefix(cur);
+            if len < 16 {
+                len
+            } else {
+                16 + common_prefix_by_blocks(src, cand + 16, ip + 16, limit - 16)
+            }
+        }
+    })
 }
 
-/// The match length at `cand` for [`walk_by_words`]: `cur` holds the `W` bytes at
-/// `ip`, `limit` caps the length.
+/// [`walk`] when 8 to 15 bytes are left at `ip` (the last positions): the
+/// first 8 bytes of every candidate compared with one XOR.
+#[inline(always)]
+fn walk_by_words<T: Slot, const FAST: bool>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
+    let limit = src.len() - ip;
+    assert!(limit >= 8);
+    // SAFETY: ip + 8 <= src.len(), just asserted.
+    let cur = unsafe { load_u64_unchecked(src, ip) };
+    walk::<T, FAST>(ip, head, ws, |cand| {
+        // SAFETY: `walk` passes candidates 1..=0x0ffe bytes before ip, so
+        // cand + 8 <= ip + 8 <= src.len().
+        unsafe { word_match_len(src, cand, ip, cur, limit) }
+    })
+}
+
+/// The match length at `cand` for [`walk_by_words`]: `cur` holds the 8 bytes at
+/// `ip`, `limit` caps the length. Never inlined: the compiler used to leave this
+/// compare out of line on its own and began to inline it when unrelated code
+/// changed, which changed how it built the whole item loop; the attribute pins
+/// the decision.
 ///
 /// # Safety
 ///
-/// `cand + W <= ip + W <= src.len()`.
-#[inline(always)]
-unsafe fn word_match_len<const W: usize>(src: &[u8], cand: usize, ip: usize, cur: u128, limit: usize) -> usize {
-    // SAFETY: cand + W <= src.len() by the caller's guarantee.
-    let diff = unsafe { load_word::<W>(src, cand) } ^ cur;
+/// `cand + 8 <= ip + 8 <= src.len()`.
+#[inline(never)]
+unsafe fn word_match_len(src: &[u8], cand: usize, ip: usize, cur: u64, limit: usize) -> usize {
+    // SAFETY: cand + 8 <= src.len() by the caller's guarantee.
+    let diff = unsafe { load_u64_unchecked(src, cand) } ^ cur;
     if diff != 0 {
         (diff.trailing_zeros() / 8) as usize
     } else {
-        W + common_prefix_by::<W>(src, cand + W, ip + W, limit - W)
+        8 + common_prefix(src, cand + 8, ip + 8, limit - 8)
     }
-}
-
-/// [`word_match_len`] out of line, for the 8-byte walk of the last 15 positions.
-/// The compiler used to leave this compare out of line on its own and began to
-/// inline it when unrelated code changed, which changed how it built the whole
-/// item loop; the attribute pins the decision.
-///
-/// # Safety
-///
-/// As for [`word_match_len`].
-#[inline(never)]
-unsafe fn word_match_len_outlined<const W: usize>(
-    src: &[u8],
-    cand: usize,
-    ip: usize,
-    cur: u128,
-    limit: usize,
-) -> usize {
-    // SAFETY: the caller's guarantee.
-    unsafe { word_match_len::<W>(src, cand, ip, cur, limit) }
 }
 
 /// The history search of `pglz_find_match`: walk the bucket newest first, stop at
@@ -582,10 +545,9 @@ unsafe fn word_match_len_outlined<const W: usize>(
 fn find_match<T: Slot, const FAST: bool>(src: &[u8], ip: usize, head: T, ws: &Tables<T>) -> (usize, usize) {
     let avail = src.len() - ip;
     if avail >= 16 {
-        // Sixteen bytes of every candidate compared at once, and 16 a step beyond.
-        walk_by_words::<T, FAST, 16>(src, ip, head, ws)
+        walk_by_blocks::<T, FAST>(src, ip, head, ws)
     } else if avail >= 8 {
-        walk_by_words::<T, FAST, 8>(src, ip, head, ws)
+        walk_by_words::<T, FAST>(src, ip, head, ws)
     } else {
         // Fewer than eight bytes left: compare byte by byte.
         walk::<T, FAST>(ip, head, ws, |cand| common_prefix(src, cand, ip, avail))
@@ -1158,7 +1120,7 @@ fn walk_fast(
     debug_assert!(ip + 16 <= src.len() && at == fast_slot(base, ip));
     let at = usize::from(at);
     // SAFETY: ip + 16 <= src.len() (the caller's promise).
-    let cur = unsafe { load_word::<16>(src, ip) };
+    let cur = unsafe { Block16::load(src, ip) };
     let max_len = (src.len() - ip).min(MAX_MATCH);
     let (mut best_len, mut best_off) = (0usize, 0usize);
     let mut slot = first;
@@ -1166,9 +1128,9 @@ fn walk_fast(
     for &good in good_after {
         // SAFETY: cand is in reach, so cand < ip (the caller's promise for `first`, checked below for the
         // others), so cand + 16 <= ip + 16 <= src.len().
-        let diff = unsafe { load_word::<16>(src, cand) } ^ cur;
-        let len = if diff != 0 {
-            (diff.trailing_zeros() / 8) as usize
+        let len = unsafe { Block16::load(src, cand) }.common_prefix(cur);
+        let len = if len < 16 {
+            len
         } else {
             // SAFETY: cand < ip and ip + max_len <= src.len().
             16 + unsafe { common_prefix_unchecked(src, cand + 16, ip + 16, max_len - 16) }
