@@ -1122,10 +1122,10 @@ fn walk_fast(
     // SAFETY: ip + 16 <= src.len() (the caller's promise).
     let cur = unsafe { Block16::load(src, ip) };
     let max_len = (src.len() - ip).min(MAX_MATCH);
-    let (mut best_len, mut best_off) = (0usize, 0usize);
+    let (mut best_len, mut best_slot) = (0usize, at);
     let mut slot = first;
-    let mut cand = fast_pos(base, slot);
     for &good in good_after {
+        let cand = fast_pos(base, slot);
         // SAFETY: cand is in reach, so cand < ip (the caller's promise for `first`, checked below for the
         // others), so cand + 16 <= ip + 16 <= src.len().
         let len = unsafe { Block16::load(src, cand) }.common_prefix(cur);
@@ -1137,7 +1137,7 @@ fn walk_fast(
         };
         if len > best_len {
             best_len = len;
-            best_off = ip - cand;
+            best_slot = slot.into();
         }
         if best_len as i32 >= good {
             break;
@@ -1146,9 +1146,8 @@ fn walk_fast(
         if !fast_in_reach(at, slot) {
             break;
         }
-        cand = fast_pos(base, slot);
     }
-    (best_len, best_off)
+    (best_len, at - best_slot)
 }
 
 /// Enters the positions after `ip` of a match of `len` bytes there into the
