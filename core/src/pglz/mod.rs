@@ -146,14 +146,16 @@
 //! candidates keep catalog text within 0.01% of the exact size.
 //!
 //! In the first loop, leaving the middle of long matches out of the history
-//! costs 0.80% on 2 KB slices of catalog text (0.68% with 4 edge bytes instead
-//! of 3, 0.92% with 2), nothing on WAL; on 8 KB slices 0.73% (3 edge bytes of
-//! matches over 8: 1.87%; 12 of matches over 24: 0.35%, but 10% slower), 0.00%
-//! on page images. Among the unit tests' data the synthetic text comes out
-//! 0.86% larger in 2 KB, 1.35% in 4 KB and 0.2-0.3% in 8 KB, and the worst
-//! cases are the six-letter `high_bytes`, 9-12% larger at 3,000 bytes and
-//! 3-4.5% at 5,000: their longest matches lie deep in long chains or in the
-//! skipped middles of matches. Figures are in BENCHMARKS.md.
+//! costs 0.84% on 2 KB slices of catalog text (3 edge bytes of matches over 5;
+//! 0.80% with matches over 8, 0.68% with 4 edge bytes instead of 3, 0.92% with
+//! 2), 0.2% on WAL; on 8 KB slices 0.73% (3 edge bytes of matches over 8:
+//! 1.87%; 12 of matches over 24: 0.35%, but 10% slower), 0.00% on page images.
+//! Among the unit tests' data (20 seeds of each) the synthetic text comes out
+//! 0.82% larger in 2 KB, 1.62% in 4 KB and 0.2-0.3% in 8 KB, the WAL-like
+//! records 0.15% in 2 KB, and the worst cases are the six-letter `high_bytes`,
+//! 9.3% larger at 3,000 bytes and 2.9% at 5,000: their longest matches lie deep
+//! in long chains or in the skipped middles of matches. Figures are in
+//! BENCHMARKS.md.
 //!
 //! ## Accept / refuse rules
 //!
