@@ -46,6 +46,15 @@ SELECT length(d) AS bytes,
        compresslab.server_pglz_decompress(compresslab.pglz_compress(d, 'always'), length(d)) = d AS server_reads_ours
   FROM (SELECT convert_to(string_agg(md5(i::text) || ' row ' || i || repeat('.', i % 7), ' ' ORDER BY i), 'UTF8') AS d
           FROM generate_series(1, 5000) i) big;
+-- LZ4 blocks and zstd frames: ours are the server's liblz4's byte for byte; the server's
+-- liblz4 and libzstd read ours, and we read theirs
+SELECT name,
+       compresslab.lz4_compress(data) = compresslab.server_lz4_compress(data) AS lz4_same_bytes,
+       compresslab.server_lz4_decompress(compresslab.lz4_compress(data), length(data)) = data AS server_lz4_reads_ours,
+       compresslab.lz4_decompress(compresslab.server_lz4_compress(data), length(data)) = data AS we_read_servers_lz4,
+       compresslab.server_zstd_decompress(compresslab.zstd_compress(data, 3), length(data)) = data AS server_zstd_reads_ours,
+       compresslab.zstd_decompress(compresslab.server_zstd_compress(data, 19)) = data AS we_read_servers_zstd
+  FROM samples ORDER BY name;
 -- checksums: check values over '123456789', PostgreSQL 18's crc32c('abc'), continuation
 SELECT to_hex(compresslab.crc32c('123456789'::bytea)) AS crc32c,
        to_hex(compresslab.crc32('123456789'::bytea)) AS crc32,

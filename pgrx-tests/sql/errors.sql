@@ -39,6 +39,9 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('lz4', 'prefix over limit',    $q$SELECT compresslab.lz4_decompress('\xffffff7f00'::bytea)$q$),
   ('lz4', 'not a frame',          $q$SELECT compresslab.lz4_frame_decompress('\x00112233445566'::bytea)$q$),
   ('lz4', 'truncated frame',      $q$SELECT compresslab.lz4_frame_decompress(substr(lz4f, 1, length(lz4f) - 3)) FROM good$q$),
+  ('lz4', 'garbage block (server)', $q$SELECT compresslab.server_lz4_decompress('\xf0ffffff'::bytea, 100)$q$),
+  ('lz4', 'wrong raw size (server)', $q$SELECT compresslab.server_lz4_decompress(lz4, 700) FROM good$q$),
+  ('lz4', 'negative raw size (server)', $q$SELECT compresslab.server_lz4_decompress(lz4, -1) FROM good$q$),
   -- zstd
   ('zstd', 'not a frame',         $q$SELECT compresslab.zstd_decompress('\x00112233445566'::bytea)$q$),
   ('zstd', 'truncated frame',     $q$SELECT compresslab.zstd_decompress(substr(zstd, 1, length(zstd) - 3)) FROM good$q$),
@@ -46,6 +49,9 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('zstd', 'holds less than declared, 2 MB', $q$SELECT compresslab.zstd_decompress('\x28b52ffda080841e00010000'::bytea)$q$),
   ('zstd', 'level too high',      $q$SELECT compresslab.zstd_compress('abc'::bytea, 23)$q$),
   ('zstd', 'level too low',       $q$SELECT compresslab.zstd_compress('abc'::bytea, -200000)$q$),
+  ('zstd', 'not a frame (server)', $q$SELECT compresslab.server_zstd_decompress('\x00112233445566'::bytea, 7)$q$),
+  ('zstd', 'wrong raw size (server)', $q$SELECT compresslab.server_zstd_decompress(zstd, 799) FROM good$q$),
+  ('zstd', 'level too high (server)', $q$SELECT compresslab.server_zstd_compress('abc'::bytea, 23)$q$),
   ('zstd', 'missing dictionary',  $q$SELECT compresslab.zstd_decompress(compresslab.zstd_compress(convert_to(repeat('dictionary ', 9), 'UTF8'), 3, convert_to(repeat('dictionary ', 10), 'UTF8')))$q$),
   ('zstd', 'malformed dictionary', $q$SELECT compresslab.zstd_compress('abcabcabc'::bytea, 3, '\x37a430ec0100000000'::bytea)$q$),
   -- compress()/decompress()

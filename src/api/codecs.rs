@@ -1,15 +1,16 @@
 //! SQL functions for the codecs: the self-describing `compress`/`decompress` pair, the raw
-//! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and PostgreSQL's
-//! own C pglz for comparison.
+//! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and the server's
+//! own C pglz, liblz4 and libzstd for comparison.
 
 use compresslab_core::pglz::Strategy;
+use compresslab_core::registry::{MethodKind, MethodSpec};
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
 use pgrx::prelude::*;
 
 use crate::bytea::ResultBytea;
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
-use crate::server::c_codecs::{c_pglz_compress, c_pglz_decompress};
+use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress};
 use crate::server::check_interrupts;
 
 /// Compress `data` into compresslab's self-describing format with the method of the
@@ -192,6 +193,50 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
 fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = Strategy::parse(strategy).or_raise();
     ResultBytea::within_bound_or_none(pglz::max_output(data.len()), |room| c_pglz_compress(data, room, &strategy))
+}
+
+/// The server's liblz4, `LZ4_compress_default` (the call behind lz4 TOAST values): an LZ4
+/// block, for interop and benchmarks.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn server_lz4_compress(data: &[u8]) -> ResultBytea {
+    server_compress(MethodSpec::new(MethodKind::ServerLz4, None).or_raise(), data)
+}
+
+/// The server's liblz4, `LZ4_decompress_safe`: an LZ4 block of `raw_size` bytes.
+#[pg_extern(stable, strict, parallel_safe)]
+fn server_lz4_decompress(data: &[u8], raw_size: i32) -> ResultBytea {
+    server_decompress(MethodSpec::new(MethodKind::ServerLz4, None).or_raise(), data, raw_size)
+}
+
+/// The server's libzstd at `level`: one zstd frame, for interop and benchmarks.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn server_zstd_compress(data: &[u8], level: default!(i32, 3)) -> ResultBytea {
+    server_compress(MethodSpec::new(MethodKind::ServerZstd, Some(level)).or_raise(), data)
+}
+
+/// The server's libzstd: zstd frames holding `raw_size` bytes.
+#[pg_extern(stable, strict, parallel_safe)]
+fn server_zstd_decompress(data: &[u8], raw_size: i32) -> ResultBytea {
+    server_decompress(MethodSpec::new(MethodKind::ServerZstd, Some(3)).or_raise(), data, raw_size)
+}
+
+/// `data` compressed by a server library's codec, written within its bound.
+fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
+    let mut codec = c_codecs::build(&spec).or_raise();
+    ResultBytea::within_bound(codec.compress_bound(data.len()), |room| {
+        match codec.compress(data, room, &mut check_interrupts).or_raise() {
+            Some(n) => n,
+            None => raise(CodecError::invalid("the server's library wrote no output")),
+        }
+    })
+}
+
+/// `data` decompressed by a server library's codec into `raw_size` bytes, which it must fill.
+fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
+    let mut codec = c_codecs::build(&spec).or_raise();
+    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    codec.decompress(data, out.data_mut(), &mut check_interrupts).or_raise();
+    out
 }
 
 /// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
