@@ -27,6 +27,8 @@ CREATE TEMP TABLE codec AS
 SELECT * FROM (VALUES
   ('pglz',          (SELECT compresslab.pglz_compress(d) FROM subject),            'SELECT compresslab.pglz_decompress(%L::bytea, 3000)', false),
   ('server_pglz',   (SELECT compresslab.pglz_compress(d) FROM subject),            'SELECT compresslab.server_pglz_decompress(%L::bytea, 3000)', false),
+  ('server_lz4',    (SELECT compresslab.lz4_compress(d) FROM subject),             'SELECT compresslab.server_lz4_decompress(%L::bytea, 3000)', false),
+  ('server_zstd',   (SELECT compresslab.zstd_compress(d, 3) FROM subject),         'SELECT compresslab.server_zstd_decompress(%L::bytea, 3000)', true),
   ('lz4 block',     (SELECT compresslab.lz4_compress(d) FROM subject),             'SELECT compresslab.lz4_decompress(%L::bytea, 3000)', false),
   ('lz4 prefixed',  (SELECT compresslab.lz4_compress(d, true) FROM subject),       'SELECT compresslab.lz4_decompress(%L::bytea)', false),
   ('lz4 frame',     (SELECT compresslab.lz4_frame_compress(d) FROM subject),       'SELECT compresslab.lz4_frame_decompress(%L::bytea)', true),
