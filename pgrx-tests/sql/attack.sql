@@ -102,12 +102,13 @@ GRANT USAGE ON SCHEMA compresslab TO attack_user;
 SET ROLE attack_user;
 SELECT pg_temp.try($q$SET compresslab.max_decompressed_size_ceiling = '2GB'$q$) AS user_raises_ceiling;
 RESET ROLE;
--- A FIFO is not read (it would block the backend in open()).
-COPY (SELECT 1) TO PROGRAM 'rm -f attack_fifo && mkfifo attack_fifo';
+-- A FIFO is not read (it would block the backend in open()). The shell commands read the row
+-- COPY sends them first: one that exits before the write fails the COPY with a broken pipe.
+COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; rm -f attack_fifo && mkfifo attack_fifo';
 SET statement_timeout = '5s';
 SELECT pg_temp.try($q$SELECT compresslab.bench_file('attack_fifo')$q$) AS fifo;
 RESET statement_timeout;
-COPY (SELECT 1) TO PROGRAM 'rm -f attack_fifo';
+COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; rm -f attack_fifo';
 -- Cancel and statement_timeout take effect promptly, however long the single slice. Each case
 -- gets a 1 s timeout and must end within 3 s of its start. On an idle 2-core machine each ends
 -- 1.06-1.15 s after its start. Uninterrupted they run 66 s (zstd_compress, compress,

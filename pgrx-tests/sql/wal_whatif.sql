@@ -119,14 +119,15 @@ DROP ROLE whatif_user, whatif_reader;
 -- segment, never a number built on part of the range. Both segments are older than the last
 -- checkpoint, so the server itself no longer needs them.
 SELECT start_lsn AS pglz_start, end_lsn AS pglz_end FROM whatif_runs WHERE setting = 'pglz' \gset
--- a page of zeros two pages into the pglz run
-SELECT format('dd if=/dev/zero of=pg_wal/%s bs=8192 seek=%s count=1 conv=notrunc status=none',
+-- a page of zeros two pages into the pglz run (the commands read the row COPY sends first: one
+-- that exits before the write fails the COPY with a broken pipe)
+SELECT format('cat >/dev/null; dd if=/dev/zero of=pg_wal/%s bs=8192 seek=%s count=1 conv=notrunc status=none',
               pg_walfile_name(:'pglz_start'::pg_lsn + 16384),
               ((:'pglz_start'::pg_lsn + 16384 - '0/0'::pg_lsn)::bigint % 16777216) / 8192) AS zero_page \gset
 COPY (SELECT 1) TO PROGRAM :'zero_page';
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'pglz_start', :'pglz_end'));
 -- the off run's first segment removed
-SELECT format('rm pg_wal/%s', pg_walfile_name(:'off_start')) AS remove_segment \gset
+SELECT format('cat >/dev/null; rm pg_wal/%s', pg_walfile_name(:'off_start')) AS remove_segment \gset
 COPY (SELECT 1) TO PROGRAM :'remove_segment';
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'off_start', :'off_end'));
 ALTER SYSTEM RESET autovacuum;
