@@ -40,7 +40,7 @@ assemble() {
 if [[ -n "$user_db" ]]; then
   # -d, not PGDATABASE: only a -d value may be a whole connection string.
   on_user_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$user_db" "$@"; }
-  echo "report: on your database ($(on_user_db -At -c "SELECT current_database() || ' as ' || current_user || ', PostgreSQL ' || current_setting('server_version')"))"
+  echo "report: on your database ($(on_user_db -At -c "SELECT pg_catalog.concat(pg_catalog.current_database(), ' as ', current_user, ', PostgreSQL ', pg_catalog.current_setting('server_version'))"))"
   on_user_db -c "CREATE EXTENSION IF NOT EXISTS compresslab" >/dev/null ||
     { echo "report: CREATE EXTENSION compresslab failed: the server must be this machine's PostgreSQL 15, and you a role that may create it"; exit 1; }
   on_user_db -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >results/advice.md

@@ -2,6 +2,9 @@
 -- Prints Markdown to standard output (scripts/report.sh puts it first in results/report.md);
 -- creates nothing but a temporary table. Variable: budget (an interval, e.g. '30 s').
 \set ON_ERROR_STOP 1
+-- Only pg_catalog's operators, functions and types, whatever the role's or database's search_path
+-- says: a schema another role owns must not run its code as the DBA (temporary tables last).
+SET search_path = pg_catalog, pg_temp;
 \pset footer off
 SET client_min_messages = warning;
 \qecho '## Advice: should this server change wal_compression or TOAST compression?'

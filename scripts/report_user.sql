@@ -3,6 +3,9 @@
 -- the lab on page images of its largest tables. Reads only; creates nothing but temporary
 -- tables. Prints Markdown to standard output.
 \set ON_ERROR_STOP 1
+-- Only pg_catalog's operators, functions and types, whatever the role's or database's search_path
+-- says: a schema another role owns must not run its code as the DBA (temporary tables last).
+SET search_path = pg_catalog, pg_temp;
 \pset footer off
 SET client_min_messages = warning;
 SET compresslab.bench_iterations = 5;

@@ -2,7 +2,10 @@
 //! statistics were reset (`pg_stat_wal`), rows written and read per table
 //! (`pg_stat_user_tables`), logical-decoding spill (`pg_stat_replication_slots`), and the
 //! columns TOAST may compress. Every query names its operators, functions and types with their
-//! schema, so a hostile `search_path` runs nobody's code.
+//! schema, so a hostile `search_path` runs nobody's code: that includes the `=` that `CASE x WHEN`,
+//! `IN`, `NULLIF` and `IS DISTINCT FROM` look up, which this file spells out as
+//! `OPERATOR(pg_catalog.=)` (pgrx-tests/sql/search_path.sql shadows every built-in operator,
+//! function, aggregate and type name to prove it).
 
 use pgrx::prelude::*;
 
@@ -107,7 +110,8 @@ pub fn toast_columns() -> Vec<ToastColumn> {
     let query = "SELECT c.oid, pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' \
                         OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname), \
                         pg_catalog.quote_ident(a.attname), a.attname::pg_catalog.text, \
-                        CASE a.attcompression WHEN 'p' THEN 'pglz' WHEN 'l' THEN 'lz4' ELSE '' END, \
+                        CASE WHEN a.attcompression OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" THEN 'pglz' \
+                             WHEN a.attcompression OPERATOR(pg_catalog.=) 'l'::pg_catalog.\"char\" THEN 'lz4' ELSE '' END, \
                         pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT') \
                    FROM pg_catalog.pg_class c \
                    JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
