@@ -15,6 +15,7 @@ mod api;
 mod bytea;
 mod errors;
 mod gucs;
+mod measure;
 mod rows;
 mod server;
 

@@ -3,6 +3,10 @@
 -- decoding; then the budget and privileges. Each recommendation is checked against what the
 -- server then really does.
 CREATE EXTENSION compresslab;
+-- A shell loop that runs each line of its input with `psql -c` on this database, as a DBA
+-- pastes the lines of apply_sql (COPY ... TO PROGRAM feeds it the lines).
+SELECT format('while IFS= read -r line; do psql -X -q -v ON_ERROR_STOP=1 -h %s -p %s -d %s -c "$line" >/dev/null || exit 1; done',
+              current_setting('unix_socket_directories'), current_setting('port'), current_database()) AS psql_each_line \gset
 ALTER SYSTEM SET autovacuum = off;
 ALTER SYSTEM SET checkpoint_timeout = '1h';
 ALTER SYSTEM SET max_wal_size = '4GB';
@@ -26,7 +30,7 @@ SELECT target, current, recommended, apply_sql, confidence, saving_percent > -5 
   FROM toast_advice ORDER BY target;
 -- the note says what happens to existing values, and the rule's reason
 SELECT target, (note LIKE '%VACUUM FULL, CLUSTER%') = (apply_sql IS NOT NULL) AS explains_existing_values_when_applying,
-       note LIKE 'keep: TOAST compresses none of these values%' OR note LIKE 'lz4 stores %' OR note LIKE 'pglz stores%' AS gives_the_rule
+       note LIKE 'keep: the values do not compress%' OR note LIKE 'lz4 stores %' OR note LIKE 'pglz stores%' AS gives_the_rule
   FROM toast_advice ORDER BY target;
 -- What really recompresses in PostgreSQL 15 (the note's claim): VACUUM FULL, CLUSTER, a rewrite
 -- by another column's type change, an UPDATE of another column, UPDATE SET body = body and
@@ -59,7 +63,7 @@ SELECT 'UPDATE SET body = body || ''''' AS step, methods_of('probe');
 -- (a) applied: the advice's statement, then every value written anew; the predicted bytes are
 -- within 2% of pg_column_size
 SELECT apply_sql AS docs_apply, bytes_recommended AS docs_predicted FROM toast_advice WHERE target = 'public.docs.body' \gset
-:docs_apply
+COPY (SELECT unnest(string_to_array(:'docs_apply', E'\n'))) TO PROGRAM :'psql_each_line';
 UPDATE docs SET body = body || '';
 SELECT methods_of('docs') AS docs_now,
        abs(sum(pg_column_size(body)) - :docs_predicted)::float8 / sum(pg_column_size(body)) < 0.02 AS within_2_percent
@@ -75,7 +79,7 @@ ANALYZE orders;
 SELECT recommended AS orders_rec, apply_sql AS orders_apply, bytes_recommended AS orders_predicted
   FROM compresslab.advise('20 s') WHERE target = 'public.orders.note' \gset
 SELECT :'orders_rec' AS recommended, (SELECT count(*) FROM orders WHERE pg_column_compression(note) IS NOT NULL) > 100 AS short_values_compressed;
-:orders_apply
+COPY (SELECT unnest(string_to_array(:'orders_apply', E'\n'))) TO PROGRAM :'psql_each_line';
 UPDATE orders SET note = note || '';
 SELECT abs(sum(pg_column_size(note)) - :orders_predicted)::float8 / sum(pg_column_size(note)) < 0.02 AS within_2_percent FROM orders;
 -- (b) random bytes: no change, and the stored bytes are what the table holds
@@ -89,9 +93,19 @@ CREATE TEMP TABLE whatif_runs (setting text, start_lsn pg_lsn, end_lsn pg_lsn);
 \ir include/wal_whatif_run.sql
 SELECT start_lsn AS off_start FROM whatif_runs WHERE setting = 'off' \gset
 CREATE TEMP TABLE wal_advice AS SELECT * FROM compresslab.advise('20 s', :'off_start') WHERE area = 'wal_compression';
-SELECT current, recommended IN ('lz4', 'zstd') AS compressed_setting, confidence IN ('medium', 'high') AS confident,
-       apply_sql LIKE 'ALTER SYSTEM SET wal_compression = %; SELECT pg_catalog.pg_reload_conf();' AS apply_sql_ok
+-- the statistics of this test cluster cover minutes: the per-day figures are extrapolated from
+-- them, so the confidence is low and the basis names the period
+SELECT current, recommended IN ('lz4', 'zstd') AS compressed_setting,
+       confidence = 'low' AND basis ~ 'bytes per day extrapolated from pg_stat_wal: .* written over [0-9]+ min$' AS low_and_says_why,
+       apply_sql ~ E'^ALTER SYSTEM SET wal_compression = \'(lz4|zstd)\';\nSELECT pg_catalog.pg_reload_conf\\(\\);$' AS apply_sql_ok
   FROM wal_advice;
+-- each statement of apply_sql runs alone with psql -c, as a DBA pastes it
+COPY (SELECT pg_catalog.unnest(pg_catalog.string_to_array(apply_sql, E'\n')) FROM wal_advice) TO PROGRAM :'psql_each_line';
+SELECT f.setting = a.recommended AS applied_by_alter_system
+  FROM pg_file_settings f, wal_advice a WHERE f.name = 'wal_compression' AND f.sourcefile LIKE '%postgresql.auto.conf';
+ALTER SYSTEM RESET wal_compression;
+SELECT pg_reload_conf();
+
 SELECT recommended AS setting FROM wal_advice \gset
 \ir include/wal_whatif_run.sql
 SELECT abs(a.saving_percent - 100.0 * (1 - (t.end_lsn - t.start_lsn) / (o.end_lsn - o.start_lsn))) < 3 AS saving_within_3_points

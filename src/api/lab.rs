@@ -4,7 +4,7 @@
 
 use compresslab_core::error::try_copy;
 use compresslab_core::lab::{self, payload, render, BenchRow, Codec, Hooks, Measurement, Payload};
-use compresslab_core::page::{sample_blocks, Hole};
+use compresslab_core::page::Hole;
 use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
@@ -13,6 +13,7 @@ use pgrx::{composite_type, JsonB, PgRelation};
 use crate::bytea::ResultBytea;
 use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
+use crate::measure::{build_codec, sample_size, sampled_blocks};
 use crate::rows::{set_of, Row};
 use crate::server::pages::{read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_server_file_read};
@@ -23,23 +24,6 @@ const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
 /// Pages read per batch when a whole relation is measured: memory stays at 8 MB plus buffers.
 const PAGES_PER_BATCH: usize = 1024;
 const BENCH_RESULT: &str = "compresslab.bench_result";
-
-/// A sample size from SQL, the one convention of every function that samples: NULL means
-/// everything, otherwise at least 1.
-pub(crate) fn sample_size(n: Option<i32>, name: &str) -> Option<i32> {
-    if let Some(n) = n.filter(|&n| n < 1) {
-        raise(CodecError::invalid(format!("{name} must be at least 1 (or NULL for all), got {n}")));
-    }
-    n
-}
-
-/// The blocks to read: all of `nblocks`, or a seeded sample of `n`.
-pub(crate) fn sampled_blocks(nblocks: u32, n: Option<i32>, seed: i32) -> Vec<u32> {
-    match n {
-        None => (0..nblocks).collect(),
-        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
-    }
-}
 
 /// Slice sizes from SQL (NULL: `default`): non-negative, 0 meaning whole pieces.
 pub(crate) fn slice_sizes(sizes: Option<Vec<Option<i32>>>, default: &[usize]) -> Vec<usize> {
@@ -89,11 +73,6 @@ impl BenchOptions {
             iterations: iterations(n),
         }
     }
-}
-
-/// The codec of any method, ours or the server's.
-pub(crate) fn build_codec(spec: &MethodSpec) -> Box<dyn Codec> {
-    c_codecs::build(spec).or_raise()
 }
 
 /// Measure every method and slice size over payload batches, merging batch measurements so

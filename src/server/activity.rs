@@ -7,6 +7,7 @@
 //! `OPERATOR(pg_catalog.=)` (pgrx-tests/sql/search_path.sql shadows every built-in operator,
 //! function, aggregate and type name to prove it).
 
+use compresslab_core::advisor::Rate;
 use pgrx::prelude::*;
 
 use super::sampling::spi_failed;
@@ -20,20 +21,6 @@ fn period(since: &str) -> String {
                    ((SELECT system_identifier FROM pg_catalog.pg_control_system()) \
                     OPERATOR(pg_catalog.>>) 32)::pg_catalog.float8))"
     )
-}
-
-/// A count over a period of seconds.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Rate {
-    pub amount: f64,
-    pub seconds: f64,
-}
-
-impl Rate {
-    /// The amount per day, if the period is known.
-    pub fn per_day(&self) -> Option<f64> {
-        (self.seconds > 0.0).then(|| self.amount / self.seconds * 86400.0)
-    }
 }
 
 /// WAL bytes and full-page images written since the statistics were reset.

@@ -33,7 +33,7 @@ pub(crate) fn quote_identifier(ident: &str) -> String {
 /// planner's row estimate; read with the caller's privileges (column privileges and
 /// row-level security apply).
 pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<Vec<u8>> {
-    let query = sample_query(rel, col, "{column}", limit, seed);
+    let query = sample_query(rel, col, "{column}", limit, seed, true);
     Spi::connect(|client| {
         let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
         let mut values = Vec::new();
@@ -47,41 +47,112 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32)
     })
 }
 
-/// The values [`column_values`] samples, each with how the table stores it now: the method
-/// it is compressed with (`pg_column_compression`) and its `pg_column_size`.
-pub fn column_values_as_stored(
+/// A sample of a column's non-NULL values (detoasted) and of their rows as the table stores
+/// them (every variable-length attribute's storage, raw size, stored size and method, the
+/// tuple header, the fixed-length bytes, the table's `toast_tuple_target`), for replaying
+/// TOAST on each row; and the table's rows, known when it has statistics or when the sample
+/// is every row.
+pub fn column_rows(
     rel: &PgRelation,
     col: &str,
-    limit: Option<i32>,
+    limit: i32,
     seed: i32,
-) -> (Vec<Vec<u8>>, Vec<toast::StoredNow>) {
-    let query = sample_query(
-        rel,
-        col,
-        "{column}, pg_catalog.pg_column_compression({column}), pg_catalog.pg_column_size({column})",
-        limit,
-        seed,
-    );
-    Spi::connect(|client| {
+) -> (Vec<Vec<u8>>, Vec<toast::SampledRow>, Option<f64>) {
+    let tupdesc = rel.tuple_desc();
+    let varlena: Vec<(String, toast::Storage)> = tupdesc
+        .iter()
+        .filter(|a| !a.is_dropped() && a.attlen == -1)
+        .map(|a| (a.name().to_string(), toast::Storage::from_attstorage(a.attstorage as u8)))
+        .collect();
+    let column = varlena.iter().position(|(name, _)| name == col).unwrap_or(usize::MAX);
+    let natts = tupdesc.len();
+    let fixed = row_overhead(rel, col) - TUPLE_HEADER;
+    // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions.
+    let target = unsafe {
+        let options = rel.rd_options as *const pg_sys::StdRdOptions;
+        if options.is_null() {
+            toast::TOAST_TUPLE_THRESHOLD
+        } else {
+            (*options).toast_tuple_target.max(128) as usize
+        }
+    };
+    let others: Vec<String> = varlena
+        .iter()
+        .map(|(name, _)| {
+            let quoted = quote_identifier(name);
+            format!("{quoted}, pg_catalog.pg_column_compression({quoted})")
+        })
+        .collect();
+    let select = format!("{{column}}, {}", others.join(", "));
+    let analyzed = analyzed_rows(rel);
+    let query = sample_query(rel, col, &select, Some(limit), seed, analyzed.is_some());
+    let (values, rows) = Spi::connect(|client| {
         let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-        let (mut values, mut stored) = (Vec::new(), Vec::new());
+        let (mut values, mut rows) = (Vec::new(), Vec::new());
         while table.next().is_some() {
             check_for_interrupts!();
-            if let Ok(Some(datum)) = table.get_datum_by_ordinal(1) {
-                values.push(varlena_bytes(datum));
-                stored.push(toast::StoredNow {
-                    method: table.get::<String>(2).ok().flatten(),
-                    size: table.get::<i32>(3).ok().flatten().unwrap_or(0).max(0) as usize,
+            let Ok(Some(datum)) = table.get_datum_by_ordinal(1) else { continue };
+            values.push(varlena_bytes(datum));
+            let mut attributes = Vec::new();
+            let mut has_nulls = false;
+            let mut at = usize::MAX;
+            for (i, (_, storage)) in varlena.iter().enumerate() {
+                let Ok(Some(datum)) = table.get_datum_by_ordinal(2 + 2 * i) else {
+                    has_nulls = true;
+                    continue;
+                };
+                if i == column {
+                    at = attributes.len();
+                }
+                let (raw, size, external) = stored_varlena(datum);
+                attributes.push(toast::StoredAttribute {
+                    storage: *storage,
+                    raw,
+                    size,
+                    method: table.get::<String>(3 + 2 * i).ok().flatten(),
+                    external,
                 });
             }
+            // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
+            let header = if has_nulls { (23 + natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
+            rows.push(toast::SampledRow { header, fixed, target, attributes, column: at });
         }
-        (values, stored)
-    })
+        (values, rows)
+    });
+    let table_rows = analyzed.or_else(|| ((values.len() as i64) < limit as i64).then_some(values.len() as f64));
+    (values, rows, table_rows)
+}
+
+/// A varlena datum as stored: its data bytes once detoasted, `pg_column_size`, and whether it
+/// is a pointer to the TOAST table.
+fn stored_varlena(datum: pg_sys::Datum) -> (usize, usize, bool) {
+    // SAFETY: the datum is a non-NULL varlena of the tuple as stored (SPI returns the column's
+    // value untouched: a TOAST pointer stays a pointer); the size functions read only its
+    // header and, for a pointer, the pointer.
+    unsafe {
+        let first = *(datum.cast_mut_ptr::<u8>());
+        let raw = pg_sys::toast_raw_datum_size(datum);
+        let size = pg_sys::toast_datum_size(datum);
+        // 0x01: an external pointer (raw size counts a 4-byte header); another odd first byte:
+        // a 1-byte header; else a 4-byte one (little-endian varlena headers).
+        let external = first == 0x01;
+        let header = if !external && first & 0x01 == 0x01 { 1 } else { 4 };
+        (raw.saturating_sub(header), size, external)
+    }
+}
+
+/// The table's rows by its statistics (`reltuples`), None if it was never vacuumed or analyzed.
+pub fn analyzed_rows(rel: &PgRelation) -> Option<f64> {
+    // SAFETY: rd_rel is valid for an open relation.
+    let reltuples = unsafe { (*rel.rd_rel).reltuples as f64 };
+    (reltuples >= 0.0).then_some(reltuples)
 }
 
 /// The query sampling a column's non-NULL values (see [`column_values`]), selecting `select`
 /// with `{column}` standing for the quoted column.
-fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32) -> String {
+/// Without `estimate` the sample is the table's first non-NULL values up to the limit (no row
+/// count to size a TABLESAMPLE by that can be trusted).
+fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32, estimate: bool) -> String {
     let col_c = CString::new(col).unwrap_or_else(|_| raise(CodecError::invalid("column name contains a NUL byte")));
     // SAFETY: catalog lookups on an open relation.
     let attnum = unsafe { pg_sys::get_attnum(rel.oid(), col_c.as_ptr()) };
@@ -104,6 +175,7 @@ fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, s
     let table = format!("{}.{}", quote_identifier(rel.namespace()), quote_identifier(rel.name()));
     match limit {
         None => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL"),
+        Some(limit) if !estimate => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL LIMIT {limit}"),
         Some(limit) => {
             let reltuples = estimated_rows(rel);
             let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
@@ -170,8 +242,11 @@ pub fn row_overhead(rel: &PgRelation, col: &str) -> usize {
     )
     .unwrap_or_else(|e| spi_failed(e))
     .unwrap_or(0);
-    24 + fixed as usize
+    TUPLE_HEADER + fixed as usize
 }
+
+/// A heap tuple's header without a null bitmap (`MAXALIGN(SizeofHeapTupleHeader)`).
+const TUPLE_HEADER: usize = 24;
 
 /// Run the caller's `query` and return one record per non-NULL row: the bytes of a single
 /// bytea column, the text of a single column of another type, or the text form of a wider

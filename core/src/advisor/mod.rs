@@ -18,9 +18,19 @@
 //! 2. `pglz` when it stores at least [`PGLZ_EDGE_PERCENT`] fewer bytes than `lz4`: space wins.
 //! 3. Otherwise `lz4`: about the same size, decompressed several times faster on every read.
 //!
-//! A recommendation equal to what is in force is "keep" (no `apply_sql`).
+//! A recommendation equal to what is in force is "keep": no `apply_sql` and no CPU figures.
+//!
+//! The arithmetic of each row (what was measured, scaled to a column or a day, priced in CPU)
+//! is here too, one module per area, so that `advise()` only gathers the measurements.
 
 use serde::Serialize;
+
+pub mod spill;
+pub mod toast;
+pub mod wal;
+pub mod words;
+
+pub use words::{seconds_per_gb, Rate};
 
 /// Below this saving (percent) a change is not worth making.
 pub const MIN_SAVING_PERCENT: f64 = 5.0;
@@ -30,7 +40,7 @@ pub const LZ4_SHARE: f64 = 0.8;
 pub const PGLZ_EDGE_PERCENT: f64 = 10.0;
 
 /// One row of `advise()`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AdviceRow {
     /// `wal_compression`, `toast` or `spill`.
     pub area: String,
@@ -38,9 +48,10 @@ pub struct AdviceRow {
     pub target: String,
     pub current: String,
     pub recommended: String,
-    /// Bytes now and under the recommendation: per day for WAL and spill, in total for a column.
-    pub bytes_now: i64,
-    pub bytes_recommended: i64,
+    /// Bytes now and under the recommendation: per day for WAL and spill, in total for a column
+    /// (None when the table has no statistics to scale a sample by).
+    pub bytes_now: Option<i64>,
+    pub bytes_recommended: Option<i64>,
     pub saving_percent: f64,
     /// CPU seconds per day at the observed rate (NULL when no rate is known).
     pub compress_cpu_seconds_per_day: Option<f64>,
@@ -52,7 +63,7 @@ pub struct AdviceRow {
     pub basis: String,
     /// `high`, `medium` or `low`.
     pub confidence: String,
-    /// The statement(s) that apply the recommendation; NULL to keep.
+    /// The statements that apply the recommendation, one a line, each runnable alone; NULL to keep.
     pub apply_sql: Option<String>,
     pub note: String,
 }
@@ -149,6 +160,16 @@ pub fn confidence(items: u64, period_seconds: f64) -> &'static str {
     }
 }
 
+/// Confidence in a figure extrapolated to a day: as [`confidence`], but `low` whatever was
+/// measured when the statistics cover less than an hour.
+pub fn per_day_confidence(items: u64, period_seconds: f64) -> &'static str {
+    if period_seconds < 3600.0 {
+        "low"
+    } else {
+        confidence(items, period_seconds)
+    }
+}
+
 /// Percent saved going from `now` to `then`.
 pub fn saving_percent(now: i64, then: i64) -> f64 {
     if now > 0 {
@@ -196,6 +217,8 @@ mod tests {
         assert_eq!(confidence(5000, 7200.0), "high");
         assert_eq!(confidence(5000, 60.0), "medium");
         assert_eq!(confidence(10, 7200.0), "low");
+        assert_eq!(per_day_confidence(5000, 1440.0), "low");
+        assert_eq!(per_day_confidence(5000, 7200.0), "high");
         assert_eq!(saving_percent(200, 50), 75.0);
         assert_eq!(saving_percent(0, 50), 0.0);
     }

@@ -21,8 +21,12 @@ use crate::lab::codecs::{compress_to_vec, Codec};
 use crate::lab::harness::{measure_codec, Hooks};
 use crate::lab::payload::Payload;
 
+mod tuple;
+pub use tuple::{toast_row, Attribute, Row, Storage, Stored};
+
 /// `TOAST_TUPLE_THRESHOLD` and `TOAST_TUPLE_TARGET` for 8 kB blocks.
 pub const TOAST_TUPLE_THRESHOLD: usize = 2032;
+pub const TOAST_TUPLE_TARGET: usize = 2032;
 /// Varlena header plus the 4-byte raw size/method word of a compressed value.
 pub const VARHDRSZ_COMPRESSED: usize = 8;
 pub const VARHDRSZ: usize = 4;
@@ -117,49 +121,67 @@ pub fn estimate(
     })
 }
 
-/// One sampled value as the table stores it now: the method TOAST compressed it with (None:
-/// not compressed) and its `pg_column_size`.
+/// One variable-length attribute of a sampled row as the table stores it now.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StoredNow {
-    pub method: Option<String>,
+pub struct StoredAttribute {
+    pub storage: Storage,
+    /// Data bytes once detoasted (`toast_raw_datum_size` less the header).
+    pub raw: usize,
+    /// `pg_column_size`.
     pub size: usize,
+    /// The method it is compressed with, None if it is not.
+    pub method: Option<String>,
+    pub external: bool,
 }
 
-/// What the values would take under each of `codecs` (name, codec) if TOAST made the decisions
-/// it really made for them: a value stored uncompressed stays as it is (the row was narrow
-/// enough, or compression did not pay); a value it compressed is compressed with the other
-/// method instead, in the same place (inline: 8-byte header; out of line: 4), or stored raw
-/// there if that method saves 2 bytes or less. Unlike [`estimate`], this keeps the tuple-level
-/// decisions of rows with several wide columns, which a one-column model cannot see. Returns
-/// the stored bytes per codec, in order.
-pub fn stored_as_decided(
+impl StoredAttribute {
+    /// The attribute as it would arrive again, compressed as it is now or refused: an
+    /// uncompressed value was refused or never reached, and is taken as refused.
+    fn as_arriving(&self) -> Attribute {
+        let header = if self.external { VARHDRSZ } else { VARHDRSZ_COMPRESSED };
+        Attribute {
+            storage: self.storage,
+            raw: self.raw,
+            compressed: self.method.as_ref().map(|_| self.size.saturating_sub(header)),
+        }
+    }
+}
+
+/// A sampled row: its header and fixed-length bytes, the table's `toast_tuple_target`, and its
+/// variable-length attributes as stored now, `column` being the one advised on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampledRow {
+    pub header: usize,
+    pub fixed: usize,
+    pub target: usize,
+    pub attributes: Vec<StoredAttribute>,
+    pub column: usize,
+}
+
+/// What the column's sampled values (`values`, one per row of `rows`, detoasted) would take
+/// under each of `codecs` (name, codec), each row toasted anew as TOAST would (see [`tuple`]):
+/// whether the value is tried at all depends on its row's width and its turn among the row's
+/// attributes, whether it is kept on the method's own rules; the other attributes keep the
+/// compression they have now. Returns the stored bytes (`pg_column_size`) per codec, in order.
+pub fn stored_per_row(
     values: &Payload,
-    now: &[StoredNow],
+    rows: &[SampledRow],
     codecs: &mut [(&str, Box<dyn Codec>)],
 ) -> Result<Vec<i64>> {
     let mut totals = vec![0i64; codecs.len()];
     let mut scratch = Vec::new();
-    for (value, stored) in values.pieces.iter().zip(now) {
-        let Some(method) = &stored.method else {
-            totals.iter_mut().for_each(|t| *t += stored.size as i64);
-            continue;
+    for (value, sampled) in values.pieces.iter().zip(rows) {
+        let mut row = Row {
+            header: sampled.header,
+            fixed: sampled.fixed,
+            target: sampled.target,
+            attributes: sampled.attributes.iter().map(StoredAttribute::as_arriving).collect(),
         };
-        let mut lengths = Vec::with_capacity(codecs.len());
-        for (_, codec) in codecs.iter_mut() {
-            lengths.push(compress_to_vec(codec.as_mut(), value, &mut scratch)?);
-        }
-        // The header it has now: the size minus what its own method produces.
-        let own = codecs.iter().position(|(name, _)| name == method).and_then(|i| lengths[i]);
-        let header = match own.map(|len| stored.size.saturating_sub(len)) {
-            Some(VARHDRSZ) => VARHDRSZ,
-            _ => VARHDRSZ_COMPRESSED,
-        };
-        for (total, len) in totals.iter_mut().zip(&lengths) {
-            *total += match len {
-                Some(len) if len + VARHDRSZ_COMPRESSED < value.len().saturating_sub(2) => len + header,
-                _ if header == VARHDRSZ => value.len(),
-                _ => value.len() + VARHDRSZ,
-            } as i64;
+        for (total, (_, codec)) in totals.iter_mut().zip(codecs.iter_mut()) {
+            let column = &mut row.attributes[sampled.column];
+            column.raw = value.len();
+            column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch)?;
+            *total += toast_row(&row)[sampled.column].size as i64;
         }
     }
     Ok(totals)
@@ -190,28 +212,35 @@ mod tests {
     }
 
     #[test]
-    fn decisions_made_are_kept_and_only_the_method_changes() {
-        let text = b"wide and repetitive ".repeat(200);
-        let values = Payload::new("t.c", vec![b"short".to_vec(), text.clone(), text.clone()]);
+    fn each_row_is_toasted_anew_under_each_method() {
+        // a value pglz refuses (no match in its first kilobyte) that lz4 compresses, stored raw
+        // and out of line today under pglz: under lz4 it is compressed
+        let mut value = crate::rng::SeededRng::new(3).bytes(1500);
+        value.extend(b"a repeated tail ".repeat(300));
+        let values = Payload::new("t.c", vec![value.clone(), b"short".to_vec()]);
         let mut codecs =
             [("pglz", crate::lab::codecs::tests::codec("pglz")), ("lz4", crate::lab::codecs::tests::codec("lz4"))];
-        let pglz_len = compress_to_vec(codecs[0].1.as_mut(), &text, &mut Vec::new()).unwrap().unwrap();
-        let lz4_len = compress_to_vec(codecs[1].1.as_mut(), &text, &mut Vec::new()).unwrap().unwrap();
-        // the short value is as it is; one text value is inline (8-byte header), one external (4)
-        let now = [
-            StoredNow { method: None, size: 6 },
-            StoredNow { method: Some("pglz".into()), size: pglz_len + 8 },
-            StoredNow { method: Some("pglz".into()), size: pglz_len + 4 },
+        assert_eq!(compress_to_vec(codecs[0].1.as_mut(), &value, &mut Vec::new()).unwrap(), None);
+        let lz4_len = compress_to_vec(codecs[1].1.as_mut(), &value, &mut Vec::new()).unwrap().unwrap();
+        let stored = |raw: usize, size: usize, external: bool| StoredAttribute {
+            storage: Storage::Extended,
+            raw,
+            size,
+            method: None,
+            external,
+        };
+        let rows = [
+            SampledRow {
+                header: 24,
+                fixed: 4,
+                target: 2032,
+                attributes: vec![stored(value.len(), value.len(), true)],
+                column: 0,
+            },
+            SampledRow { header: 24, fixed: 4, target: 2032, attributes: vec![stored(5, 6, false)], column: 0 },
         ];
-        let totals = stored_as_decided(&values, &now, &mut codecs).unwrap();
-        assert_eq!(totals[0], (6 + 2 * pglz_len + 12) as i64, "under its own method it is what it is");
-        assert_eq!(totals[1], (6 + 2 * lz4_len + 12) as i64);
-        // random data the method cannot shrink is stored raw where it was
-        let random = crate::rng::SeededRng::new(3).bytes(3000);
-        let values = Payload::new("t.r", vec![random]);
-        let now = [StoredNow { method: Some("lz4".into()), size: 2990 }];
-        let totals = stored_as_decided(&values, &now, &mut codecs).unwrap();
-        assert_eq!(totals, [3004, 3004]);
+        let totals = stored_per_row(&values, &rows, &mut codecs).unwrap();
+        assert_eq!(totals, [value.len() as i64 + 6, lz4_len as i64 + 8 + 6]);
     }
 
     #[test]

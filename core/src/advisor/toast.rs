@@ -1,0 +1,198 @@
+//! A column's `toast` row: the stored bytes of its sampled values under pglz and lz4 (each row
+//! toasted anew, `scenarios::toast::stored_per_row`), scaled to the table, priced in CPU at the
+//! speeds measured on the same values and the rates `pg_stat_user_tables` observed.
+
+use super::words::{period, seconds_per_gb, size, Rate, GB};
+use super::{choose_toast, confidence, saving_percent, AdviceRow};
+use crate::scenarios::toast::ToastRow;
+
+/// What `advise()` measured of one column.
+#[derive(Debug, Clone)]
+pub struct ColumnMeasurement<'a> {
+    /// `schema.table.column`; the table and the column as SQL names (quoted as needed).
+    pub target: &'a str,
+    pub table_name: &'a str,
+    pub column: &'a str,
+    /// The column's compression, empty for `default_toast_compression`, and that setting.
+    pub configured: &'a str,
+    pub default_method: &'a str,
+    /// How each sampled value is stored now: its method (None: uncompressed) and `pg_column_size`.
+    pub now: &'a [(Option<String>, usize)],
+    /// The sample's raw bytes and speeds under pglz and lz4 (the server's routines), unscaled.
+    pub pglz: &'a ToastRow,
+    pub lz4: &'a ToastRow,
+    /// The sample's stored bytes under pglz and lz4, each row toasted anew.
+    pub pglz_bytes: i64,
+    pub lz4_bytes: i64,
+    /// The table's rows by its statistics; None when it has none and the sample may not be all.
+    pub table_rows: Option<f64>,
+    /// Rows written and read since the statistics were reset.
+    pub written: Rate,
+    pub read: Rate,
+}
+
+/// The row of one column.
+pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
+    let sampled = m.now.len();
+    let raw = m.pglz.raw_bytes;
+    let scale = m.table_rows.map(|rows| if rows > sampled as f64 { rows / sampled as f64 } else { 1.0 });
+    let scaled = |bytes: i64| scale.map(|k| (bytes as f64 * k).round() as i64);
+    let decision = choose_toast(raw, m.pglz_bytes, m.lz4_bytes);
+    let configured = if m.configured.is_empty() { m.default_method } else { m.configured };
+    let current = if m.configured.is_empty() {
+        format!("{configured} (default_toast_compression)")
+    } else {
+        configured.to_string()
+    };
+    let recommended =
+        if decision.recommended.is_empty() { configured.to_string() } else { decision.recommended.clone() };
+    let keep = recommended == configured;
+    let stored_now: i64 = m.now.iter().map(|(_, size)| *size as i64).sum();
+    let stored_then = match recommended.as_str() {
+        _ if decision.recommended.is_empty() => stored_now,
+        "pglz" => m.pglz_bytes,
+        _ => m.lz4_bytes,
+    };
+    let chosen = if recommended == "pglz" { m.pglz } else { m.lz4 };
+    let avg_raw = if sampled > 0 { raw as f64 / sampled as f64 } else { 0.0 };
+    let gb_per_day = |rate: Rate| rate.per_day().map(|rows| rows * avg_raw / GB);
+    let (compress_per_gb, decompress_per_gb) = if keep {
+        (None, None)
+    } else {
+        (seconds_per_gb(chosen.compress_mbps), seconds_per_gb(chosen.decompress_mbps))
+    };
+    let mut mix: Vec<(String, usize)> = Vec::new();
+    for (method, _) in m.now {
+        let name = method.clone().unwrap_or_else(|| "uncompressed".into());
+        match mix.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => mix.push((name, 1)),
+        }
+    }
+    let mix: Vec<String> = mix.iter().map(|(method, count)| format!("{method} {count}")).collect();
+    let rows_in_words = match m.table_rows {
+        Some(rows) => format!("of about {:.0}", rows.max(sampled as f64)),
+        None => "(the table has no statistics: ANALYZE it for totals)".into(),
+    };
+    AdviceRow {
+        area: "toast".into(),
+        target: m.target.into(),
+        current: format!("{current}; stored values sampled: {}", mix.join(", ")),
+        recommended: recommended.clone(),
+        bytes_now: scaled(stored_now),
+        bytes_recommended: scaled(stored_then),
+        saving_percent: saving_percent(stored_now, stored_then),
+        compress_cpu_seconds_per_day: gb_per_day(m.written).zip(compress_per_gb).map(|(gb, s)| gb * s),
+        decompress_cpu_seconds_per_day: gb_per_day(m.read).zip(decompress_per_gb).map(|(gb, s)| gb * s),
+        compress_cpu_seconds_per_gb: compress_per_gb,
+        decompress_cpu_seconds_per_gb: decompress_per_gb,
+        basis: format!(
+            "{sampled} values sampled {rows_in_words} ({} raw), each row toasted anew under pglz and lz4 with the \
+             server's routines: pglz would store {} bytes, lz4 {} bytes; per day from pg_stat_user_tables: {:.0} rows written, {:.0} read (each read counted as \
+             detoasting the value) over {}",
+            size(raw as f64),
+            scaled(m.pglz_bytes).map_or_else(|| "?".into(), |b| b.to_string()),
+            scaled(m.lz4_bytes).map_or_else(|| "?".into(), |b| b.to_string()),
+            m.written.amount,
+            m.read.amount,
+            period(m.written.seconds)
+        ),
+        confidence: confidence(sampled as u64, m.written.seconds).into(),
+        apply_sql: (!keep)
+            .then(|| format!("ALTER TABLE {} ALTER COLUMN {} SET COMPRESSION {recommended};", m.table_name, m.column)),
+        note: if keep {
+            format!("keep: {}.", decision.reason)
+        } else {
+            format!(
+                "{}. SET COMPRESSION applies to values written from then on: VACUUM FULL, CLUSTER, table rewrites, \
+                 INSERT ... SELECT and UPDATEs that keep the value all keep the old method (tested by compresslab); \
+                 only a new value is compressed anew, e.g. UPDATE {} SET {} = {} || '' for text, or a dump and \
+                 restore, which would rewrite about {} here.",
+                decision.reason,
+                m.table_name,
+                m.column,
+                m.column,
+                scaled(stored_now).map_or_else(|| "the whole column".into(), |b| size(b as f64))
+            )
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn speeds(method: &str, raw: i64, compress_mbps: f64) -> ToastRow {
+        ToastRow {
+            method: method.into(),
+            values: 100,
+            compressed_values: 0,
+            raw_bytes: raw,
+            stored_bytes: 0,
+            ratio: 1.0,
+            compress_mbps,
+            decompress_mbps: compress_mbps * 4.0,
+        }
+    }
+
+    fn measured<'a>(
+        now: &'a [(Option<String>, usize)],
+        pglz: &'a ToastRow,
+        lz4: &'a ToastRow,
+    ) -> ColumnMeasurement<'a> {
+        ColumnMeasurement {
+            target: "public.t.c",
+            table_name: "public.t",
+            column: "c",
+            configured: "",
+            default_method: "pglz",
+            now,
+            pglz,
+            lz4,
+            pglz_bytes: 800_000,
+            lz4_bytes: 620_000,
+            table_rows: Some(1000.0),
+            written: Rate { amount: 86400.0, seconds: 86400.0 },
+            read: Rate { amount: 0.0, seconds: 86400.0 },
+        }
+    }
+
+    #[test]
+    fn values_pglz_refuses_and_lz4_compresses_move_to_lz4() {
+        // 100 values of 8,000 bytes stored raw under pglz; lz4 stores 22.5% less
+        let now = vec![(None, 8000); 100];
+        let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
+        let row = column_row(&measured(&now, &pglz, &lz4));
+        assert_eq!(row.recommended, "lz4");
+        assert_eq!(row.bytes_now, Some(8_000_000), "scaled by 1,000 rows / 100 sampled");
+        assert_eq!(row.bytes_recommended, Some(6_200_000));
+        assert!((row.saving_percent - 22.5).abs() < 1e-9);
+        assert_eq!(row.apply_sql.as_deref(), Some("ALTER TABLE public.t ALTER COLUMN c SET COMPRESSION lz4;"));
+        assert!(row.current.starts_with("pglz (default_toast_compression); stored values sampled: uncompressed 100"));
+        // CPU per GiB at 500 MB/s: 2^30 / 5e8 s
+        assert!((row.compress_cpu_seconds_per_gb.unwrap() - GB / 5e8).abs() < 1e-9);
+        // one row of 8,000 bytes written a second
+        assert!((row.compress_cpu_seconds_per_day.unwrap() - 86400.0 * 8000.0 / 5e8).abs() < 1e-6);
+    }
+
+    #[test]
+    fn without_statistics_there_are_no_totals() {
+        let now = vec![(None, 8000); 100];
+        let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
+        let row = column_row(&ColumnMeasurement { table_rows: None, ..measured(&now, &pglz, &lz4) });
+        assert_eq!((row.bytes_now, row.bytes_recommended), (None, None));
+        assert!(row.basis.contains("ANALYZE"), "{}", row.basis);
+        assert!((row.saving_percent - 22.5).abs() < 1e-9, "the sample still says how much");
+    }
+
+    #[test]
+    fn a_kept_method_has_no_statement_and_no_cpu_figures() {
+        let now = vec![(Some("pglz".to_string()), 4000); 100];
+        let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
+        let row =
+            column_row(&ColumnMeasurement { pglz_bytes: 400_000, lz4_bytes: 600_000, ..measured(&now, &pglz, &lz4) });
+        assert_eq!(row.recommended, "pglz");
+        assert!(row.apply_sql.is_none() && row.note.starts_with("keep: "));
+        assert_eq!((row.compress_cpu_seconds_per_gb, row.compress_cpu_seconds_per_day), (None, None));
+    }
+}

@@ -1,0 +1,242 @@
+//! The `wal_compression` row: how much WAL to read in the time there is, and the row from the
+//! what-if over it (or, when it holds no full-page image, from sampled pages), scaled to a day
+//! by the rate `pg_stat_wal` observed.
+
+use super::words::{period, size, Rate, GB};
+use super::{choose_wal, per_day_confidence, saving_percent, AdviceRow, Decision, WalOption};
+use crate::scenarios::fpi::FpiRow;
+use crate::scenarios::wal::WalWhatIfRow;
+
+/// wal_whatif's cost (scripts/wal_whatif_speed.sh): seconds per GB of WAL to read it, and per
+/// GB to rebuild and compress every image under every setting.
+pub const READ_SECONDS_PER_GB: f64 = 0.4;
+pub const REPLAY_SECONDS_PER_GB: f64 = 4.5;
+
+/// The part of `[start, flush)` to read within `seconds`, and the share of images to sample:
+/// the most recent WAL that can be read at a 1% sample in time, then the sample that fits.
+pub fn window(seconds: f64, start: u64, flush: u64) -> (u64, f64) {
+    let readable = (seconds / (READ_SECONDS_PER_GB + 0.01 * REPLAY_SECONDS_PER_GB) * GB) as u64;
+    let start = start.max(flush.saturating_sub(readable));
+    let gb = flush.saturating_sub(start) as f64 / GB;
+    let sample =
+        if gb > 0.0 { ((seconds / gb - READ_SECONDS_PER_GB) / REPLAY_SECONDS_PER_GB).clamp(0.01, 1.0) } else { 1.0 };
+    (start, sample)
+}
+
+/// The setting in force as a method name (`on` is pglz).
+pub fn method_of(setting: &str) -> &str {
+    match setting {
+        "on" => "pglz",
+        other => other,
+    }
+}
+
+/// What every `wal_compression` row says besides its figures: the setting in force and the
+/// one to use, the statements that apply it (none to keep), and the note: the reason, then the
+/// saving of each setting (measured `how`), then `tail`.
+fn row(current_setting: &str, options: &[WalOption], decision: &Decision, how: &str, tail: &str) -> AdviceRow {
+    let keep = decision.recommended == method_of(current_setting);
+    let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
+    AdviceRow {
+        area: "wal_compression".into(),
+        target: "wal_compression".into(),
+        current: current_setting.into(),
+        recommended: decision.recommended.clone(),
+        apply_sql: (!keep).then(|| {
+            format!(
+                "ALTER SYSTEM SET wal_compression = '{}';\nSELECT pg_catalog.pg_reload_conf();",
+                decision.recommended
+            )
+        }),
+        note: format!(
+            "{}{}. Savings of WAL bytes against off{how}: {}. WAL is the whole cluster's.{tail}",
+            if keep { "keep: " } else { "" },
+            decision.reason,
+            savings.join(", ")
+        ),
+        ..AdviceRow::default()
+    }
+}
+
+fn setting_row<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow {
+    rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
+}
+
+/// The row from the what-if's rows (at least one full-page image read) and the WAL written
+/// since pg_stat_wal was reset.
+pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate) -> AdviceRow {
+    let options: Vec<WalOption> = rows
+        .iter()
+        .map(|r| WalOption { setting: r.wal_compression.clone(), saving_percent: r.saving_percent })
+        .collect();
+    let decision = choose_wal(&options);
+    let (now, then) = (setting_row(rows, method_of(current_setting)), setting_row(rows, &decision.recommended));
+    // Per day: WAL as written now, scaled by the what-if's ratio between the two settings.
+    let per_day = written.per_day();
+    let ratio = if now.wal_bytes > 0 { then.wal_bytes as f64 / now.wal_bytes as f64 } else { 1.0 };
+    let bytes_now = per_day.unwrap_or(now.wal_bytes as f64);
+    let bytes_then = bytes_now * ratio;
+    let keep = decision.recommended == method_of(current_setting);
+    let read_gb = now.wal_bytes as f64 / GB;
+    let cpu = |seconds: f64, scale: Option<f64>| {
+        (!keep && now.wal_bytes > 0).then_some(seconds).zip(scale).map(|(s, k)| s * k)
+    };
+    AdviceRow {
+        bytes_now: Some(bytes_now.round() as i64),
+        bytes_recommended: Some(bytes_then.round() as i64),
+        saving_percent: saving_percent(bytes_now.round() as i64, bytes_then.round() as i64),
+        compress_cpu_seconds_per_day: cpu(then.compress_cpu_seconds, per_day.map(|d| d / now.wal_bytes.max(1) as f64)),
+        decompress_cpu_seconds_per_day: cpu(then.decompress_cpu_seconds, per_day.map(|d| d / now.wal_bytes.max(1) as f64)),
+        compress_cpu_seconds_per_gb: cpu(then.compress_cpu_seconds, Some(1.0 / read_gb)),
+        decompress_cpu_seconds_per_gb: cpu(then.decompress_cpu_seconds, Some(1.0 / read_gb)),
+        basis: format!(
+            "WAL {}..{} ({}, {} records, {} full-page images, {} compressed under each setting with the server's routines); \
+             bytes per day extrapolated from pg_stat_wal: {} written over {}",
+            then.start_lsn,
+            then.end_lsn,
+            size(now.wal_bytes as f64),
+            now.records,
+            now.fpi_images,
+            now.sampled_images,
+            size(written.amount),
+            period(written.seconds)
+        ),
+        confidence: per_day_confidence(now.sampled_images as u64, written.seconds).into(),
+        ..row(
+            current_setting,
+            &options,
+            &decision,
+            "",
+            " Bytes are per day (of WAL as written now); CPU is the server's own code compressing full-page images \
+             as WAL is written and decompressing them at replay or recovery.",
+        )
+    }
+}
+
+/// The row when the WAL read (`range`) holds no full-page image: `fpi` (off first) measured on
+/// pages sampled from `tables` stands for the images, pg_stat_wal's `written` bytes and
+/// `images` say how much a day the server writes.
+pub fn from_pages(
+    fpi: &[FpiRow],
+    tables: &[String],
+    range: &str,
+    current_setting: &str,
+    written: Rate,
+    images: Rate,
+) -> AdviceRow {
+    let (off, sampled_images) = (&fpi[0], fpi[0].images.max(1) as f64);
+    let raw_image = off.stored_bytes as f64 / sampled_images;
+    let stored_share = |setting: &str| {
+        fpi.iter()
+            .find(|r| r.wal_compression == setting)
+            .map_or(1.0, |r| r.stored_bytes as f64 / off.stored_bytes.max(1) as f64)
+    };
+    // WAL a day as written now; what it would be under off; then under each setting.
+    let per_day = written.per_day().unwrap_or(written.amount);
+    let images_per_day = images.per_day().unwrap_or(images.amount);
+    let under = |setting: &str, off_bytes: f64| off_bytes - images_per_day * raw_image * (1.0 - stored_share(setting));
+    let off_bytes = per_day + images_per_day * raw_image * (1.0 - stored_share(method_of(current_setting)));
+    let options: Vec<WalOption> = fpi
+        .iter()
+        .map(|r| WalOption {
+            setting: r.wal_compression.clone(),
+            saving_percent: saving_percent(
+                off_bytes.round() as i64,
+                under(&r.wal_compression, off_bytes).round() as i64,
+            ),
+        })
+        .collect();
+    let decision = choose_wal(&options);
+    let keep = decision.recommended == method_of(current_setting);
+    let then = fpi.iter().find(|r| r.wal_compression == decision.recommended).unwrap_or(off);
+    let bytes_then = under(&decision.recommended, off_bytes);
+    let cpu_per_image = then.compress_cpu_seconds / sampled_images;
+    AdviceRow {
+        bytes_now: Some(per_day.round() as i64),
+        bytes_recommended: Some(bytes_then.round() as i64),
+        saving_percent: saving_percent(per_day.round() as i64, bytes_then.round() as i64),
+        compress_cpu_seconds_per_day: images.per_day().filter(|_| !keep).map(|n| n * cpu_per_image),
+        compress_cpu_seconds_per_gb: (!keep && raw_image > 0.0).then(|| cpu_per_image / raw_image * GB),
+        basis: format!(
+            "no full-page image in the WAL read ({range}): {} pages sampled from the most-written tables ({}), hole \
+             removed, compressed with the server's routines; bytes per day extrapolated from pg_stat_wal: {} and {:.0} \
+             full-page images written over {}",
+            off.images,
+            tables.join(", "),
+            size(written.amount),
+            images.amount,
+            period(written.seconds)
+        ),
+        confidence: if per_day_confidence(off.images as u64, written.seconds) == "high" { "medium" } else { "low" }
+            .into(),
+        ..row(current_setting, &options, &decision, ", from sampled pages standing for the images", "")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whatif(setting: &str, wal_bytes: i64, compress: f64) -> WalWhatIfRow {
+        WalWhatIfRow {
+            wal_compression: setting.into(),
+            start_lsn: "0/1000000".into(),
+            end_lsn: "0/5000000".into(),
+            records: 1000,
+            fpi_images: 500,
+            sampled_images: 500,
+            compressed_images: 0,
+            stored_images: 0,
+            fpi_bytes: 0,
+            wal_bytes,
+            saving_percent: 100.0 * (1.0 - wal_bytes as f64 / 64e6),
+            compress_cpu_seconds: compress,
+            decompress_cpu_seconds: compress / 4.0,
+        }
+    }
+
+    #[test]
+    fn the_window_reads_recent_wal_and_samples_to_fit() {
+        let gb = 1u64 << 30;
+        // 10 s: everything of 1 GB, at the sample that fits
+        let (start, sample) = window(10.0, 0, gb);
+        assert_eq!(start, 0);
+        assert_eq!(sample, 1.0);
+        let (_, sample) = window(10.0, 0, 4 * gb);
+        assert!((sample - (2.5 - 0.4) / 4.5).abs() < 1e-9, "{sample}");
+        // 1 s over 100 GB: only the most recent 2.2 GB, which a 1% sample reads in time
+        let (start, sample) = window(1.0, 0, 100 * gb);
+        let readable = 100 * gb - start;
+        assert!(readable > 2 * gb && readable < 3 * gb, "{readable}");
+        assert!((sample - 0.01).abs() < 1e-6, "{sample}");
+    }
+
+    #[test]
+    fn from_whatif_scales_to_a_day_and_prices_per_gb() {
+        let rows = [
+            whatif("off", 64_000_000, 0.0),
+            whatif("pglz", 40_000_000, 2.0),
+            whatif("lz4", 40_000_000, 0.5),
+            whatif("zstd", 38_000_000, 1.0),
+        ];
+        // 6.4 GB written over a day
+        let row = from_whatif(&rows, "off", Rate { amount: 6.4e9, seconds: 86400.0 });
+        assert_eq!(row.recommended, "lz4");
+        assert_eq!(row.bytes_now, Some(6_400_000_000));
+        assert_eq!(row.bytes_recommended, Some(4_000_000_000));
+        assert_eq!(
+            row.apply_sql.as_deref(),
+            Some("ALTER SYSTEM SET wal_compression = 'lz4';\nSELECT pg_catalog.pg_reload_conf();")
+        );
+        // 0.5 CPU seconds over the 64 MB read, per GiB of WAL and per day
+        let per_gb = row.compress_cpu_seconds_per_gb.unwrap();
+        assert!((per_gb - 0.5 / (64e6 / GB)).abs() < 1e-9);
+        assert!((row.compress_cpu_seconds_per_day.unwrap() - 0.5 * 100.0).abs() < 1e-6);
+        assert_eq!(row.confidence, "medium");
+        // kept: no statement and no CPU figures
+        let kept = from_whatif(&rows, "lz4", Rate { amount: 6.4e9, seconds: 600.0 });
+        assert!(kept.apply_sql.is_none() && kept.note.starts_with("keep: "));
+        assert_eq!(kept.compress_cpu_seconds_per_gb, None);
+        assert_eq!(kept.confidence, "low", "ten minutes of statistics");
+    }
+}

@@ -1,0 +1,122 @@
+//! What `advise()` measures for each row: reads the server (WAL, sampled rows, statistics,
+//! settings) and runs the measurements, then leaves the arithmetic and the decision to the
+//! core's advisor.
+
+use std::time::Instant;
+
+use compresslab_core::advisor::toast::ColumnMeasurement;
+use compresslab_core::advisor::{self, AdviceRow};
+use compresslab_core::lab::{Codec, Payload};
+use compresslab_core::scenarios::fpi::FpiTotals;
+use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
+use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
+use pgrx::prelude::*;
+use pgrx::PgRelation;
+
+use super::{add_relation, codec_of, replay_range};
+use crate::errors::OrRaise;
+use crate::server::activity::{self, ToastColumn};
+use crate::server::{check_interrupts, sampling, wal, PgHooks};
+
+/// Rows of a table turned into change records for the spill simulation.
+const SPILL_SAMPLE_ROWS: i64 = 2000;
+/// Without images in pg_wal: pages sampled from this many of the most-written tables.
+const FALLBACK_TABLES: i64 = 5;
+const FALLBACK_PAGES: i32 = 200;
+/// Timed iterations of each method on a column's sample.
+const TOAST_ITERATIONS: u32 = 3;
+
+/// The `wal_compression` row from the WAL in pg_wal (from `since`, default the oldest), read
+/// and sampled to fit before `deadline`, scaled to a day with pg_stat_wal.
+pub fn wal_row(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String> {
+    wal::require_primary();
+    let flush = wal::flush_lsn();
+    let (oldest, _) = wal::oldest_segment().ok_or("no WAL segment in pg_wal")?;
+    let seconds = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+    if seconds <= 0.0 {
+        return Err("no time left in its share of the budget (a larger budget reads WAL)".into());
+    }
+    let (start, sample) = advisor::wal::window(seconds, since.unwrap_or(oldest).clamp(oldest, flush), flush);
+    let rows = replay_range(start, flush, sample, Some(deadline)).finish().or_raise();
+    let current_setting = activity::setting("wal_compression");
+    let (written, images) = activity::wal_written();
+    if rows[0].fpi_images > 0 {
+        return Ok(advisor::wal::from_whatif(&rows, &current_setting, written));
+    }
+    // No full-page image in the range (recycled, or quiet): pages of the most-written tables
+    // stand for the images.
+    let range = format!("{}..{}", rows[0].start_lsn, rows[0].end_lsn);
+    let tables = sampling::most_written_readable_tables(FALLBACK_TABLES);
+    if tables.is_empty() {
+        return Err(format!("no full-page image in the WAL read ({range}) and no table to sample pages from"));
+    }
+    // As many of them as the deadline allows, at least one.
+    let mut totals = FpiTotals::default();
+    let mut names = Vec::new();
+    for (oid, name) in tables {
+        if !names.is_empty() && Instant::now() >= deadline {
+            break;
+        }
+        // SAFETY: AccessShareLock is taken; one relation is open at a time.
+        let rel = unsafe { PgRelation::with_lock(oid, pg_sys::AccessShareLock as _) };
+        add_relation(&rel, Some(FALLBACK_PAGES), 0, &mut totals);
+        names.push(name);
+    }
+    Ok(advisor::wal::from_pages(&totals.rows(), &names, &range, &current_setting, written, images))
+}
+
+/// A column's `toast` row from up to `sample` of its rows, each toasted anew under pglz and
+/// lz4; None if the column holds no value.
+pub fn column_row(column: &ToastColumn, default_method: &str, sample: i32) -> Option<AdviceRow> {
+    // SAFETY: AccessShareLock is taken; one relation is open at a time.
+    let rel = unsafe { PgRelation::with_lock(column.table, pg_sys::AccessShareLock as _) };
+    let (values, rows, table_rows) = sampling::column_rows(&rel, &column.column_name, sample, 0);
+    if values.is_empty() {
+        return None;
+    }
+    let now: Vec<(Option<String>, usize)> =
+        rows.iter().map(|r| r.attributes.get(r.column).map_or((None, 0), |a| (a.method.clone(), a.size))).collect();
+    let values = Payload::new(column.target.clone(), values);
+    let mut codecs: Vec<(&str, Box<dyn Codec>)> =
+        TOAST_METHODS.iter().map(|(name, method)| (*name, codec_of(method))).collect();
+    let stored = toast::stored_per_row(&values, &rows, &mut codecs).or_raise();
+    let overhead = sampling::row_overhead(&rel, &column.column_name);
+    let mut speeds = codecs.iter_mut().map(|(name, codec)| {
+        toast::estimate(&values, overhead, name, codec.as_mut(), TOAST_ITERATIONS, &mut PgHooks).or_raise()
+    });
+    let (pglz, lz4) = (speeds.next()?, speeds.next()?);
+    let (written, read) = activity::table_rows(column.table);
+    Some(advisor::toast::column_row(&ColumnMeasurement {
+        target: &column.target,
+        table_name: &column.table_name,
+        column: &column.column,
+        configured: &column.compression,
+        default_method,
+        now: &now,
+        pglz: &pglz,
+        lz4: &lz4,
+        pglz_bytes: stored[0],
+        lz4_bytes: stored[1],
+        table_rows,
+        written,
+        read,
+    }))
+}
+
+/// Spill files of logical decoding (informational: PostgreSQL cannot compress them): what LZ4
+/// streaming would save, simulated on rows of the most-written table the caller may read.
+pub fn spill_row() -> Result<AdviceRow, String> {
+    let (slots, txns, spilled) = activity::spilled();
+    if spilled.amount <= 0.0 {
+        return Err(format!("no logical-decoding spill recorded ({slots} replication slot(s))"));
+    }
+    let (_, table) =
+        sampling::most_written_readable_tables(1).pop().ok_or("no table you may read to sample change records from")?;
+    let records = sampling::query_records(&format!("SELECT t FROM {table} t LIMIT {SPILL_SAMPLE_ROWS}"));
+    let specs = [
+        SpillSpec { strategy: SpillStrategy::Raw, level: None },
+        SpillSpec { strategy: SpillStrategy::Lz4Stream, level: None },
+    ];
+    let result = spill::simulate(&records, &specs, &mut check_interrupts).or_raise();
+    Ok(advisor::spill::spill_row(&result[0], &result[1], &table, slots, txns, spilled))
+}

@@ -1,0 +1,157 @@
+//! Measurements that several SQL functions share, so that no file of `api/` calls another:
+//! codecs built from method text, a relation's full-page images, WAL replayed through the
+//! what-if, the range of WAL to read, sample sizes.
+
+use std::time::Instant;
+
+use compresslab_core::lab::{Codec, Hooks};
+use compresslab_core::page::{sample_blocks, Hole};
+use compresslab_core::registry::MethodSpec;
+use compresslab_core::scenarios::fpi::{FpiEstimator, FpiTotals, WAL_SETTINGS};
+use compresslab_core::scenarios::wal::layout::WalLayout;
+use compresslab_core::scenarios::wal::{lsn_text, WalWhatIf};
+use compresslab_core::CodecError;
+use pgrx::{PgRelation, PgSqlErrorCode};
+
+use crate::errors::{raise, report, OrRaise};
+use crate::gucs;
+use crate::server::pages::{is_permanent, read_pages, relation_blocks};
+use crate::server::wal::{self, WalReader};
+use crate::server::{c_codecs, check_interrupts, PgHooks};
+
+pub mod advice;
+
+/// Pages read and measured per batch.
+const PAGES_PER_BATCH: usize = 1024;
+/// Progress NOTICEs this often (bytes of WAL read).
+const PROGRESS_EVERY: u64 = 256 << 20;
+
+/// The codec of any method, ours or the server's.
+pub fn build_codec(spec: &MethodSpec) -> Box<dyn Codec> {
+    c_codecs::build(spec).or_raise()
+}
+
+pub fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
+    build_codec(&MethodSpec::parse(method, gucs::zstd_level()).or_raise())
+}
+
+/// Add one relation's full-page images (all pages, or a seeded sample scaled up) to `totals`.
+pub fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: &mut FpiTotals) {
+    if !is_permanent(rel) {
+        return; // unlogged and temporary relations write no WAL
+    }
+    let nblocks = relation_blocks(rel);
+    let blocks = sampled_blocks(nblocks, sample_pages, seed);
+    PgHooks.progress(&format!("estimating full-page images of {} ({} of {nblocks} pages)", rel.name(), blocks.len()));
+    let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
+    let mut estimator = FpiEstimator::new(settings);
+    for batch in blocks.chunks(PAGES_PER_BATCH) {
+        for page in read_pages(rel, batch, Hole::ZeroFilled) {
+            estimator.add_page(&page).or_raise();
+        }
+    }
+    let scale = if blocks.is_empty() { 0.0 } else { nblocks as f64 / blocks.len() as f64 };
+    totals.add_scaled(estimator.finish(), scale);
+}
+
+/// A sample size from SQL, the one convention of every function that samples: NULL means
+/// everything, otherwise at least 1.
+pub fn sample_size(n: Option<i32>, name: &str) -> Option<i32> {
+    if let Some(n) = n.filter(|&n| n < 1) {
+        raise(CodecError::invalid(format!("{name} must be at least 1 (or NULL for all), got {n}")));
+    }
+    n
+}
+
+/// The blocks to read: all of `nblocks`, or a seeded sample of `n`.
+pub fn sampled_blocks(nblocks: u32, n: Option<i32>, seed: i32) -> Vec<u32> {
+    match n {
+        None => (0..nblocks).collect(),
+        Some(n) => sample_blocks(nblocks, n as u32, seed as u64),
+    }
+}
+
+fn invalid_range(message: String, hint: &str) -> ! {
+    report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message, Some(hint))
+}
+
+/// The range to read: defaults, and clear errors for a range that is gone, reversed or ahead.
+pub fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
+    wal::require_primary();
+    let flush = wal::flush_lsn();
+    let Some((oldest, segment)) = wal::oldest_segment() else {
+        report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
+    };
+    let start = start_lsn.map_or(oldest, |lsn| lsn as u64);
+    let end = end_lsn.map_or(flush, |lsn| lsn as u64);
+    if end > flush {
+        invalid_range(
+            format!("end_lsn {} is in the future: WAL is flushed up to {}", lsn_text(end), lsn_text(flush)),
+            "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
+        );
+    }
+    if start > end {
+        invalid_range(
+            format!("start_lsn {} is after end_lsn {}", lsn_text(start), lsn_text(end)),
+            "Give the earlier LSN as start_lsn.",
+        );
+    }
+    if start < oldest {
+        report(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+            format!(
+                "WAL at {} is no longer in pg_wal: the oldest segment there is {segment}, starting at {}",
+                lsn_text(start),
+                lsn_text(oldest)
+            ),
+            Some("Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more."),
+        );
+    }
+    (start, end)
+}
+
+/// Replay `[start, end)` (checked by the caller), stopping early at `deadline` if one is given:
+/// the what-if then covers the records read so far (its `end_lsn` says where it stopped).
+pub fn replay_range(start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
+    let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
+    let mut whatif = WalWhatIf::new(WalLayout::new(wal::segment_size()), settings, sample).or_raise();
+    let clock = Instant::now();
+    let mut reader = WalReader::open(start, end);
+    let (mut last_end, mut next_progress) = (start, start + PROGRESS_EVERY);
+    while let Some(mut record) = reader.next() {
+        check_interrupts();
+        let header = record.header();
+        let (images, ids) = record.images();
+        whatif
+            .add_record(header, &images, &mut |i, page| {
+                record.restore(ids[i], page);
+                Ok(())
+            })
+            .or_raise();
+        last_end = record.end_lsn();
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if last_end >= next_progress {
+            next_progress += PROGRESS_EVERY;
+            let done = (last_end - start) as f64 / (end - start).max(1) as f64;
+            PgHooks.progress(&format!(
+                "wal_whatif: read {} MB of {} MB of WAL ({:.0}%), {:.1} s",
+                (last_end - start) >> 20,
+                (end - start) >> 20,
+                100.0 * done,
+                clock.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    drop(reader);
+    whatif.set_end_lsn(last_end);
+    PgHooks.progress(&format!(
+        "wal_whatif: read {} MB of WAL from {} to {} in {:.1} s",
+        (last_end.max(start) - start) >> 20,
+        lsn_text(start),
+        lsn_text(last_end.max(start)),
+        clock.elapsed().as_secs_f64()
+    ));
+    whatif
+}
