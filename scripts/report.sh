@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
-# The README's main command: set up what is missing, build and install compresslab, then
+# The README's main command.
 #
-#   bash scripts/report.sh                      a throwaway cluster with a pgbench database:
-#                                               advice, lab, scenario studies, validations;
-#   bash scripts/report.sh --dbname 'CONNINFO'  your own database (or set PGDATABASE and the
-#                                               other PG* variables instead of --dbname):
-#                                               advice, WAL what-if, lab on its largest tables.
-#
-# On your database it creates the extension compresslab (CREATE EXTENSION IF NOT EXISTS, in
-# schema compresslab) and nothing else but temporary tables; it only reads your data and WAL.
-# The server must be this machine's PostgreSQL 15, where the extension is installed. Writes
-# results/report.md, prints it. REPORT_BUDGET (default '30 s') bounds the advisor.
+#   bash scripts/report.sh              the throwaway demo: sets up what is missing (as root),
+#                                       builds and installs compresslab, starts a cluster with a
+#                                       pgbench database: advice, lab, scenario studies,
+#                                       validations; writes results/report.md and chart.svg.
+#   bash scripts/report.sh --dbname CONNINFO [--out DIR]
+#                                       your own database (also --dbname=CONNINFO, or PGDATABASE
+#                                       and the other PG* variables): needs only psql and the
+#                                       extension installed on that server (the package, or
+#                                       cargo pgrx install); builds nothing, installs nothing,
+#                                       runs as any role (it shows what that role may read).
+#                                       Creates the extension in the database if it is not there
+#                                       (and says so), else nothing but temporary tables; writes
+#                                       report.md and chart.svg into DIR (default a new
+#                                       results/report-<UTC time> directory).
+# REPORT_BUDGET (default '30 s') bounds the advisor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGBENCH_SCALE=${PGBENCH_SCALE:-5}
 REPORT_BUDGET=${REPORT_BUDGET:-30 s}
-user_db=
-if [[ "${1:-}" == --dbname ]]; then
-  user_db=${2:?--dbname needs a connection string}
-elif [[ -n "${1:-}" ]]; then
-  echo "usage: bash scripts/report.sh [--dbname CONNINFO]" >&2
-  exit 2
-elif [[ -n "${PGDATABASE:-}" ]]; then
-  user_db=$PGDATABASE
+usage() { echo "usage: bash scripts/report.sh [--dbname CONNINFO] [--out DIR]" >&2; exit 2; }
+user_db= out=
+while (($#)); do
+  case $1 in
+    --dbname) (($# >= 2)) || usage; user_db=$2; shift 2 ;;
+    --dbname=*) user_db=${1#--dbname=}; shift ;;
+    --out) (($# >= 2)) || usage; out=$2; shift 2 ;;
+    --out=*) out=${1#--out=}; shift ;;
+    *) usage ;;
+  esac
+done
+[[ -z "$user_db" && -n "${PGDATABASE:-}" ]] && user_db=$PGDATABASE
+
+# Your database: psql and the installed extension, nothing else.
+if [[ -n "$user_db" ]]; then
+  exec scripts/report_user.sh "$user_db" "${out:-results/report-$(date -u +%Y%m%dT%H%M%SZ)}"
 fi
+[[ -z "$out" ]] || { echo "report: --out goes with --dbname (the demo writes results/)" >&2; exit 2; }
+
 scripts/setup.sh
 source scripts/cluster.sh
 install_extension
@@ -36,18 +51,6 @@ assemble() {
   cat results/report.md
   echo "report: written to results/report.md${1:+ and $1}"
 }
-
-if [[ -n "$user_db" ]]; then
-  # -d, not PGDATABASE: only a -d value may be a whole connection string.
-  on_user_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$user_db" "$@"; }
-  echo "report: on your database ($(on_user_db -At -c "SELECT pg_catalog.concat(pg_catalog.current_database(), ' as ', current_user, ', PostgreSQL ', pg_catalog.current_setting('server_version'))"))"
-  on_user_db -c "CREATE EXTENSION IF NOT EXISTS compresslab" >/dev/null ||
-    { echo "report: CREATE EXTENSION compresslab failed: the server must be this machine's PostgreSQL 15, and you a role that may create it"; exit 1; }
-  on_user_db -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >results/advice.md
-  on_user_db -f scripts/report_user.sql >results/report_body.md
-  assemble
-  exit 0
-fi
 
 cluster_start report
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION compresslab" >/dev/null

@@ -48,10 +48,17 @@ SELECT c.oid::regclass AS rel FROM pg_class c JOIN pg_namespace n ON n.oid = c.r
  WHERE c.relkind IN ('r', 'm') AND c.relpersistence = 'p' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
    AND n.nspname !~ '^pg_toast' AND has_table_privilege(c.oid, 'SELECT') AND pg_relation_size(c.oid) > 0
  ORDER BY pg_relation_size(c.oid) DESC LIMIT 3;
+CREATE TEMP TABLE lab AS
+SELECT r.* FROM largest l, compresslab.bench_pages(l.rel, ARRAY['server_pglz','pglz','server_lz4','lz4','server_zstd:1','server_zstd:3','zstd:9'],
+                                                  ARRAY[0], sample_pages => 256, seed => 1) r;
 \pset format unaligned
 \pset tuples_only on
-SELECT coalesce(compresslab.markdown(jsonb_agg(r ORDER BY r.source, r.compress_mbps DESC)), 'No table with data to sample.')
-  FROM largest l, compresslab.bench_pages(l.rel, ARRAY['server_pglz','pglz','server_lz4','lz4','server_zstd:1','server_zstd:3','zstd:9'],
-                                          ARRAY[0], sample_pages => 256, seed => 1) r;
+SELECT coalesce(compresslab.markdown(jsonb_agg(r ORDER BY r.source, r.compress_mbps DESC)), 'No table with data to sample.') FROM lab r;
+-- The chart of the same rows, into the file named by the variable chart (report.sh sets it).
+\if :{?chart}
+\o :chart
+SELECT compresslab.svg_chart(coalesce(jsonb_agg(r), '[]'), 'page images of ' || current_database() || ': ratio vs compression speed') FROM lab r;
+\o
+\endif
 \pset tuples_only off
 \pset format aligned

@@ -66,6 +66,7 @@ e2e() {
   install_extension && cluster_start e2e || return 1
   pgrx-tests/run.sh || failed=1
   pgrx-tests/upgrade.sh || failed=1
+  pgrx-tests/report_dbname.sh || failed=1
   pgrx-tests/readme_check.sh || failed=1
   no_crash_in_log && ((failed == 0)) || return 1
   cluster_stop

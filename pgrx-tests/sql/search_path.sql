@@ -188,6 +188,7 @@ SELECT shadow, query FROM evil.trap_calls ORDER BY shadow, query;
 -- The scripts report.sh runs on a DBA's database, under the same path (their output is not
 -- what this test compares).
 \set budget '5 s'
+\set chart /dev/null
 SET search_path = evil, pg_catalog, public;
 \set ECHO none
 \o /dev/null

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The report on a DBA's own database (scripts/report.sh --dbname CONNINFO [--out DIR] calls
+# this): needs psql and compresslab installed on that server, nothing else. Arguments: the
+# connection string (or database name) and the output directory, which must not exist yet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+conninfo=$1 out=$2
+started=$(date +%s)
+command -v psql >/dev/null || { echo "report: psql is not on the PATH (Debian: apt-get install postgresql-client)" >&2; exit 3; }
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+# -d, not PGDATABASE: only a -d value may be a whole connection string. search_path pinned so
+# that nothing of another role's runs as this one.
+on_db() { PGOPTIONS="${PGOPTIONS:-} -c search_path=pg_catalog,pg_temp" psql -X -q -v ON_ERROR_STOP=1 -d "$conninfo" "$@"; }
+older() { [[ "$1" != "$2" && "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" == "$1" ]]; }
+
+IFS='|' read -r database role server installed available < <(on_db -At -c \
+  "SELECT current_database(), current_user, current_setting('server_version'),
+          coalesce((SELECT extversion FROM pg_extension WHERE extname = 'compresslab'), ''),
+          coalesce((SELECT default_version FROM pg_available_extensions WHERE name = 'compresslab'), '')") ||
+  { echo "report: could not connect with '$conninfo'" >&2; exit 3; }
+if [[ -z "$available" ]] || older "$available" "$version"; then
+  echo "report: this report needs compresslab $version installed on the server of $database" \
+       "(found: ${available:-none}). Install it there (the release package compresslab-$version-pgN-x86_64.tar.gz," \
+       "or cargo pgrx install --release --pg-config <that server's pg_config>), then run this again." >&2
+  exit 3
+fi
+created="nothing but temporary tables"
+if [[ -z "$installed" ]]; then
+  on_db -c "CREATE EXTENSION compresslab" >/dev/null ||
+    { echo "report: CREATE EXTENSION compresslab failed in $database: a role that may create it must run it once" >&2; exit 3; }
+  created="the extension compresslab $version (schema compresslab; DROP EXTENSION compresslab removes it) and temporary tables"
+elif older "$installed" "$version"; then
+  echo "report: compresslab $installed is created in $database; this report needs $version:" \
+       "ALTER EXTENSION compresslab UPDATE (as its owner), then run this again." >&2
+  exit 3
+fi
+
+[[ ! -e "$out" ]] || { echo "report: $out exists already; name a new directory with --out" >&2; exit 2; }
+mkdir -p "$out"
+echo "report: on $database as $role, PostgreSQL $server, compresslab $version; writing $out"
+on_db -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >"$out/advice.md"
+on_db -v chart="$out/chart.svg" -f scripts/report_user.sql >"$out/body.md"
+{
+  echo "# compresslab report on $database"
+  echo
+  echo "As role \`$role\` on PostgreSQL $server with compresslab $version, $(date -u '+%Y-%m-%d %H:%M UTC'), in $(($(date +%s) - started)) s." \
+       "Created in the database: $created. What is shown follows this role's privileges."
+  echo
+  cat "$out/advice.md" "$out/body.md"
+} >"$out/report.md"
+rm -f "$out/advice.md" "$out/body.md"
+echo "report: written to $out/report.md and $out/chart.svg"
