@@ -14,6 +14,7 @@ SELECT compresslab.pglz_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS
        compresslab.lz4_frame_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS lz4f,
        compresslab.zstd_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS zstd,
        compresslab.compress(convert_to(repeat('abcdefgh', 100), 'UTF8'), 'lz4') AS env;
+CREATE TEMP VIEW a_view AS SELECT repeat('x', 3000) AS body;
 SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   -- pglz, raw format
   ('pglz', 'offset 0',            $q$SELECT compresslab.pglz_decompress('\x02610000'::bytea, 10)$q$),
@@ -66,7 +67,17 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('envelope', 'info of garbage', $q$SELECT compresslab.compression_info('\x01'::bytea)$q$),
   -- checksums
   ('crc', 'previous out of range', $q$SELECT compresslab.crc32c('abc'::bytea, 4294967296)$q$),
-  ('crc', 'negative previous',     $q$SELECT compresslab.crc32c('abc'::bytea, -1)$q$)
+  ('crc', 'negative previous',     $q$SELECT compresslab.crc32c('abc'::bytea, -1)$q$),
+  -- arguments: a NULL where a value is needed is 22004 naming the argument, whatever its place
+  ('arguments', 'NULL slice_size',   $q$SELECT compresslab.bench_overhead('abc'::bytea, '{lz4}', NULL)$q$),
+  ('arguments', 'NULL seed',         $q$SELECT compresslab.synthetic('text', 100, NULL)$q$),
+  ('arguments', 'NULL size',         $q$SELECT compresslab.bench_synthetic('text', NULL)$q$),
+  ('arguments', 'NULL hole',         $q$SELECT compresslab.bench_pages('pg_class', hole => NULL)$q$),
+  ('arguments', 'NULL offset',       $q$SELECT compresslab.bench_file('postgresql.conf', NULL, NULL, NULL, NULL)$q$),
+  ('arguments', 'NULL seed (toast)', $q$SELECT compresslab.estimate_toast_compression('pg_class', 'relname', 10, NULL)$q$),
+  -- a view stores no values to sample: 42809
+  ('arguments', 'a view (bench_column)', $q$SELECT compresslab.bench_column('a_view', 'body')$q$),
+  ('arguments', 'a view (estimate_toast_compression)', $q$SELECT compresslab.estimate_toast_compression('a_view', 'body')$q$)
 ) AS cases(codec, name, q)
 ORDER BY codec, name;
 -- after all that the backend is still here

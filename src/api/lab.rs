@@ -150,9 +150,11 @@ fn bench_pages(
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
     sample_pages: default!(Option<i32>, "1000"),
-    seed: default!(i32, 0),
-    hole: default!(&str, "'removed'"),
+    seed: default!(Option<i32>, "0"),
+    hole: default!(Option<&str>, "'removed'"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let seed = required(seed, "seed");
+    let hole = required(hole, "hole");
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
     let hole = Hole::parse(hole).or_raise();
     let rel = required(rel, "rel").open();
@@ -176,8 +178,9 @@ fn bench_column(
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
     sample_values: default!(Option<i32>, "1000"),
-    seed: default!(i32, 0),
+    seed: default!(Option<i32>, "0"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let seed = required(seed, "seed");
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     let values = sampling::column_values(&rel, col, sample_size(sample_values, "sample_values"), seed);
@@ -197,7 +200,7 @@ const OVERHEAD_ROUNDS: u32 = 3;
 fn bench_overhead(
     data: Option<&[u8]>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
-    slice_size: default!(i32, 8192),
+    slice_size: default!(Option<i32>, "8192"),
     iterations: default!(Option<i32>, "NULL"),
 ) -> TableIterator<
     'static,
@@ -212,6 +215,7 @@ fn bench_overhead(
         name!(decompress_overhead_percent, f64),
     ),
 > {
+    let slice_size = required(slice_size, "slice_size");
     let slice = self::slice_sizes(Some(vec![Some(slice_size)]), &[])[0];
     let opts = BenchOptions::from_sql(methods, None, iterations);
     let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
@@ -256,9 +260,10 @@ fn bench_file(
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
-    offset: default!(i64, 0),
+    offset: default!(Option<i64>, "0"),
     length: default!(Option<i64>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let offset = required(offset, "offset");
     let path = required(path, "path");
     require_server_file_read(path);
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
@@ -270,12 +275,14 @@ fn bench_file(
 #[pg_extern(volatile, parallel_safe)]
 fn bench_synthetic(
     kind: Option<&str>,
-    size: default!(i64, 1048576),
-    seed: default!(i32, 0),
+    size: default!(Option<i64>, "1048576"),
+    seed: default!(Option<i32>, "0"),
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
+    let size = required(size, "size");
+    let seed = required(seed, "seed");
     let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
     let kind = parse_named(required(kind, "kind")).or_raise();
     bench_rows(run_payload(&opts, synthetic_payload(kind, size, seed)))
@@ -297,7 +304,13 @@ fn synthetic_size(size: i64) -> usize {
 /// (English-like) or `pgbench` (pgbench_accounts rows); the same bytes for the same arguments.
 /// Generated straight into the result.
 #[pg_extern(immutable, parallel_safe)]
-fn synthetic(kind: Option<&str>, size: default!(i64, 1048576), seed: default!(i32, 0)) -> ResultBytea {
+fn synthetic(
+    kind: Option<&str>,
+    size: default!(Option<i64>, "1048576"),
+    seed: default!(Option<i32>, "0"),
+) -> ResultBytea {
+    let size = required(size, "size");
+    let seed = required(seed, "seed");
     let kind = parse_named(required(kind, "kind")).or_raise();
     let mut out = ResultBytea::zeroed(synthetic_size(size));
     payload::generate_into(kind, out.data_mut(), seed as u64, &mut || PgHooks.tick());

@@ -23,8 +23,9 @@ use crate::server::{sampling, PgHooks};
 fn estimate_wal_compression(
     rel: default!(Option<RegClass>, "NULL"),
     sample_pages: default!(Option<i32>, "1000"),
-    seed: default!(i32, 0),
+    seed: default!(Option<i32>, "0"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.wal_compression_estimate")> {
+    let seed = required(seed, "seed");
     let sample_pages = sample_size(sample_pages, "sample_pages");
     let mut totals = FpiTotals::default();
     match rel {
@@ -56,8 +57,9 @@ fn estimate_toast_compression(
     rel: Option<RegClass>,
     col: Option<&str>,
     sample_values: default!(Option<i32>, "1000"),
-    seed: default!(i32, 0),
+    seed: default!(Option<i32>, "0"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.toast_compression_estimate")> {
+    let seed = required(seed, "seed");
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     let sample_values = sample_size(sample_values, "sample_values");
     let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(&rel, col, sample_values, seed));

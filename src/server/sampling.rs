@@ -153,6 +153,15 @@ pub fn analyzed_rows(rel: &PgRelation) -> Option<f64> {
 /// Without `estimate` the sample is the table's first non-NULL values up to the limit (no row
 /// count to size a TABLESAMPLE by that can be trusted).
 fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32, estimate: bool) -> String {
+    // SAFETY: rd_rel is valid for an open relation.
+    let relkind = unsafe { (*rel.rd_rel).relkind } as u8;
+    if !matches!(relkind, b'r' | b'm' | b'p') {
+        report(
+            PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+            format!("\"{}\" is not a table or materialized view", rel.name()),
+            Some("compresslab samples the values a table or materialized view stores; a view or foreign table stores none."),
+        );
+    }
     let col_c = CString::new(col).unwrap_or_else(|_| raise(CodecError::invalid("column name contains a NUL byte")));
     // SAFETY: catalog lookups on an open relation.
     let attnum = unsafe { pg_sys::get_attnum(rel.oid(), col_c.as_ptr()) };
@@ -196,7 +205,7 @@ pub fn estimated_rows(rel: &PgRelation) -> f64 {
         return reltuples;
     }
     Spi::get_one_with_args::<i64>(
-        "SELECT n_live_tup FROM pg_catalog.pg_stat_all_tables WHERE relid OPERATOR(pg_catalog.=) $1",
+        "SELECT COALESCE((SELECT n_live_tup FROM pg_catalog.pg_stat_all_tables WHERE relid OPERATOR(pg_catalog.=) $1), -1)",
         &[rel.oid().into()],
     )
     .unwrap_or_else(|e| spi_failed(e))
