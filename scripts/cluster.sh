@@ -46,7 +46,8 @@ cluster_start() {
   # wal_level=logical lets tests decode WAL through a replication slot (the advisor's spill row).
   # CLUSTER_MEMORY_LIMIT_KB, when set, caps every server process's address space (ulimit -v),
   # as a memory-limited host or vm.overcommit_memory=2 would.
-  sudo -u postgres bash -c "${CLUSTER_MEMORY_LIMIT_KB:+ulimit -v $CLUSTER_MEMORY_LIMIT_KB; }exec \"\$@\"" _ \
+  # RUST_BACKTRACE=1, as a server's environment may have it: no backtrace may reach a client.
+  sudo -u postgres bash -c "${CLUSTER_MEMORY_LIMIT_KB:+ulimit -v $CLUSTER_MEMORY_LIMIT_KB; }export RUST_BACKTRACE=1; exec \"\$@\"" _ \
     "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DATA" -l "$CLUSTER_DIR/server.log" -w \
     -o "-p $PGPORT -k $CLUSTER_DIR -c listen_addresses='' -c fsync=off -c wal_level=logical" start >/dev/null ||
     { cat "$CLUSTER_DIR/server.log"; return 1; }

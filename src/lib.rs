@@ -21,6 +21,11 @@ mod server;
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // A Rust backtrace must never reach a client: pgrx puts one in an ERROR's DETAIL when
+    // RUST_BACKTRACE is set in the server's environment, and it names the library's
+    // internals. RUST_LIB_BACKTRACE wins over RUST_BACKTRACE for captured backtraces; the
+    // backend is single-threaded here.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
     gucs::register();
 }
 

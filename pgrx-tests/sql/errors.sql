@@ -82,3 +82,9 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
 ORDER BY codec, name;
 -- after all that the backend is still here
 SELECT 'still alive' AS status;
+-- A cancelled call inside Rust code, on a server started with RUST_BACKTRACE=1
+-- (scripts/cluster.sh): the ERROR carries no DETAIL (no backtrace reaches the client).
+SET statement_timeout = '200ms';
+SELECT count(*) FROM compresslab.bench_synthetic('text', 400000000, 1, '{pglz}', '{0}', 1);
+RESET statement_timeout;
+SELECT 'still alive' AS status;

@@ -15,7 +15,18 @@ DROP ROLE IF EXISTS lab_reader;
 CREATE ROLE lab_user;
 CREATE ROLE lab_reader;
 GRANT pg_read_all_data, pg_read_server_files TO lab_reader;
+-- As the README states: before USAGE on the schema, nothing; after it, the codec functions
+-- on one's own bytes, and nothing that reads server files.
+SET ROLE lab_user;
+SELECT compresslab.crc32c('abc'::bytea);
+SELECT length(compresslab.lz4_compress('abc'::bytea)) > 0 AS before_grant;
+RESET ROLE;
 GRANT USAGE ON SCHEMA compresslab TO lab_user, lab_reader;
+SET ROLE lab_user;
+SELECT compresslab.crc32c('abc'::bytea) AS crc32c, length(compresslab.zstd_compress('abc'::bytea)) > 0 AS zstd,
+       compresslab.decompress(compresslab.compress('abc'::bytea, 'pglz')) = 'abc'::bytea AS round_trip;
+SELECT * FROM compresslab.wal_whatif();
+RESET ROLE;
 GRANT SELECT ON open_table, policed TO lab_user;
 SET ROLE lab_user;
 SELECT count(*) > 0 AS own_bytea_ok FROM compresslab.bench('abc'::bytea, ARRAY['lz4'], ARRAY[0], 1);
