@@ -293,6 +293,17 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
             while batch.next().is_some() {
                 // A bytea's bytes, or the text's UTF-8 bytes: both are varlenas.
                 if let Some(datum) = batch.get_datum_by_ordinal(1).unwrap_or_else(|e| spi_failed(e)) {
+                    // The list grows by doubling: a failed growth is an ERROR, not an abort.
+                    records
+                        .try_reserve(1)
+                        .map_err(|_| {
+                            CodecError::out_of_memory(format!(
+                                "out of memory after {} records of the query: every record is held in memory; \
+                                 simulate fewer rows (LIMIT)",
+                                records.len()
+                            ))
+                        })
+                        .or_raise();
                     records.push(varlena_bytes(datum));
                 }
             }
