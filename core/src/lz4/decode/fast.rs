@@ -273,7 +273,7 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
         // back (no overlap), already final.
         unsafe {
             let end = op.add(len);
-            let (mut d, mut s) = (op, m as *const u8);
+            let (mut d, mut s) = (op, m);
             while d < end {
                 copy8(s, d);
                 d = d.add(8);
