@@ -97,8 +97,8 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             // Long runs are not rare (a fifth of the sequences in page images), but marked
             // cold, with the length bytes of long matches and every hand-back to the careful
             // path, they let LLVM lay the common sequence (a short run, a short match) out
-            // as one straight stretch of code with a single taken branch instead of four:
-            // 1-3% faster (BENCHMARKS.md, "the fast loop's rare paths marked cold").
+            // as one straight stretch of code with a single taken branch instead of four
+            // (BENCHMARKS.md, "the fast loop's rare paths marked cold").
             std::hint::cold_path();
             // SAFETY: ip <= seq_ip + 1 and FAST_IN bytes are left at seq_ip: the first length
             // byte is inside src. Only a byte of 255 needs the next ones (checked).

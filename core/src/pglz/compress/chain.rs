@@ -345,8 +345,8 @@ fn find_match<T: Slot, const FAST: bool>(src: &[u8], ip: usize, head: T, ws: &Ta
 ///
 /// Never inlined, so that each instance is a function of its own whose machine
 /// code does not depend on what else its caller holds: inlined into one
-/// function with the fast instances, the exact encoder measured 3-9% slower in
-/// the server (with its source unchanged); on its own it measures as before.
+/// function with the fast instances, the exact encoder measured slower in the
+/// server with its source unchanged (BENCHMARKS.md).
 #[inline(never)]
 pub(super) fn compress_core<T: Slot, const FAST: bool>(
     src: &[u8],

@@ -10,12 +10,10 @@
 /// output holds that much: both callers slice it to `max_output(slen) = slen + 4`
 /// (`compress_with`, and again `compress_fast_core`), and `result_max <= slen`
 /// (`Params::new` clamps the rate to 0..=99). [`Emitter::item`] relies on this
-/// instead of checking each item's room again: that check cost the exact encoder
-/// 7-9% of its instructions (callgrind, catalog text in 2 KB and 8 KB slices;
-/// harness ratios to C 2.05 → 2.15 on 2 KB, 2.38 → 2.43 on 8 KB, WAL 2.02 → 2.08).
-/// [`Emitter::new`] checks the output's size in debug builds (and so under the
-/// fuzz targets); always checked there, it cost the exact encoder 3% of its
-/// instructions.
+/// instead of checking each item's room again, a check that cost the exact
+/// encoder a large share of its instructions (BENCHMARKS.md). [`Emitter::new`]
+/// checks the output's size in debug builds (and so under the fuzz targets)
+/// only, for the same reason.
 pub(super) struct Emitter<'a> {
     out: &'a mut [u8],
     /// The next output position.

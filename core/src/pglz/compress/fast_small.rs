@@ -11,26 +11,21 @@ use crate::bytes::{common_prefix, common_prefix_unchecked, load_u32, load_u32_un
 /// Inputs up to this many bytes (a page) go to [`compress_fast_core`], longer
 /// ones to [`compress_core`](super::chain::compress_core) (see the `pglz` module documentation for why).
 pub(super) const FAST_SHORT_INPUT: usize = 8192;
-/// Most history candidates [`compress_fast_core`] examines per position (256
-/// rather than 96 keeps the unit tests' six-letter data in 5,000 bytes 4.5%
-/// over the exact encoder's size instead of 5%; catalog text is not slower).
+/// Most history candidates [`compress_fast_core`] examines per position: more
+/// than fewer keeps repetitive data closer to the exact encoder's size, at no
+/// cost in speed on catalog text (BENCHMARKS.md).
 const FAST_MAX_CHAIN: usize = 256;
 /// How much of a match [`compress_fast_core`] enters into its history: a match
 /// of up to `ALL` bytes all its positions, a longer one those of its first and
-/// last `EDGE` bytes. Up to 4096 bytes of input, 3 of matches over 8: 4% faster
-/// than 4 on 2 KB of catalog text, at 0.80% over the exact encoder's size
-/// instead of 0.68%. Over 4096, 8 of matches over 16: catalog text in 8 KB
-/// comes out 0.73% larger than the exact encoder's output (3 of matches over 8:
-/// 1.87%), page images 0.00% (BENCHMARKS.md).
+/// last `EDGE` bytes. Fewer edge bytes are faster and cost size; larger inputs
+/// have longer matches and take more edge bytes to keep their size close to the
+/// exact encoder's (the trade measured is in BENCHMARKS.md).
 ///
 /// Up to 4096 bytes the edges start at matches over 5, the shortest whose
 /// edges do not overlap (a match of 6 enters all its positions either way):
 /// matches of 6 to 8 bytes take the two fixed loops instead of one whose trip
-/// count the branch predictor cannot know. 4% faster on 2 KB of catalog text
-/// (median 5,106 → 4,901 ns a slice against the C's 14,981 / 15,040; harness),
-/// at 0.84% over the exact encoder's size instead of 0.80% (the unit tests'
-/// synthetic text 0.70% → 0.82% in 2 KB, 1.36% → 1.62% in 4 KB; WAL-like
-/// records 0.00% → 0.15%).
+/// count the branch predictor cannot know, which is faster for a slightly
+/// larger output (BENCHMARKS.md).
 pub(super) const EDGE_UP_TO_4K: usize = 3;
 pub(super) const ALL_UP_TO_4K: usize = 5;
 pub(super) const EDGE_UP_TO_8K: usize = 8;
@@ -46,9 +41,8 @@ pub(super) const ALL_UP_TO_8K: usize = 16;
 /// slots, rejects both like an empty bucket, and the scan and the walk never
 /// decode a slot to test it (three instructions less per position and per
 /// candidate). The table (64 KB) is cleared once every 30 calls on 2 KB, 7 on
-/// 8 KB. Against fixed windows of 8192 slots, cleared every 7 calls whatever the
-/// input size, with positions decoded for the test (harness, ratios to C): text
-/// 2 KB 2.78 → 2.90, WAL 2 KB 3.27 → 3.34, text 8 KB 2.90 → 2.95.
+/// 8 KB: less often on small inputs than fixed windows of slots would be
+/// (BENCHMARKS.md compares the two).
 const FAST_SLOTS: usize = 1 << 16;
 /// The lowest slot a position takes: 4095, so that the empty value 0 is out
 /// of reach of every slot.
@@ -79,9 +73,7 @@ fn fast_in_reach(at: usize, slot: u16) -> bool {
 /// log2 of the bucket count of [`compress_fast_core`] for inputs of 1024 bytes
 /// and more: 32,768 buckets (64 KB) for at most 8192 positions, so that few
 /// positions share a bucket with another four bytes' (each such candidate costs
-/// a compare). Measured against 8192 buckets (harness, 2 KB slices, ratios to C):
-/// catalog text 2.69 → 2.80, WAL 2.85 → 3.28; 16,384 gave 2.78 and 3.14,
-/// 65,536 2.79 and 3.34.
+/// a compare); fewer buckets were slower, more no faster (BENCHMARKS.md).
 pub(super) const FAST_SMALL_BITS: u32 = 15;
 const FAST_SMALL_BUCKETS: usize = 1 << FAST_SMALL_BITS;
 
@@ -216,7 +208,7 @@ pub(super) fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: 
             // black_box: otherwise the compiler keeps values the walk derives from ip
             // (ip + 16, src + ip) as counters of the scan loop above, spilled to the
             // stack for lack of registers; the scan is then 4 instructions longer per
-            // position and the encoder 5% slower (harness, text 2 KB: 2.70 against 2.57).
+            // position and the encoder slower (BENCHMARKS.md).
             let (len, off) = walk_fast(src, std::hint::black_box(ip), slot, prev, base, good_after, chain);
             if len > 2 {
                 found = (len, off);
@@ -257,8 +249,8 @@ pub(super) fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: 
             head[h] = slot_of(ip);
             // The test of `fast_in_reach` in positions: a slot of an earlier call
             // decodes past ip, the empty value to ip + base (over 4094). With the
-            // helper here the compiler laid out the scan loop anew: 2.6% more
-            // instructions on 2 KB of text (callgrind).
+            // helper here the compiler laid out the scan loop anew, with more
+            // instructions (scripts/callgrind.sh).
             let reach = (MAX_DISTANCE - 1).min(ip);
             let (mut best_len, mut best_off) = (0usize, 0usize);
             let mut slot = prev;
