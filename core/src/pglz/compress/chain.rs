@@ -171,10 +171,9 @@ impl<T: Slot> Tables<T> {
         if self.good_walk_key == (p.good_match, p.good_drop) {
             return;
         }
-        let mut good = p.good_match; // 17..=273 (clamped), and the decay keeps it >= 0
-        for g in self.good_walk.iter_mut() {
+        // 17..=273 (clamped), and the decay keeps them >= 0: they fit a u16.
+        for (g, good) in self.good_walk.iter_mut().zip(p.good_lengths()) {
             *g = good as u16;
-            good -= good * p.good_drop / 100;
         }
         self.good_walk_key = (p.good_match, p.good_drop);
     }

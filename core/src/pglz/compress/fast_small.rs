@@ -156,10 +156,8 @@ pub(super) fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: 
     // the same strategy (good_match >= 17, so (0, 0) never matches). After the
     // last allowed candidate the walk stops whatever the length.
     if ws.good_key != (p.good_match, p.good_drop) {
-        let mut good = p.good_match;
-        for g in ws.good_after.iter_mut() {
+        for (g, good) in ws.good_after.iter_mut().zip(p.good_lengths()) {
             *g = good;
-            good -= good * p.good_drop / 100;
         }
         ws.good_after[FAST_MAX_CHAIN - 1] = i32::MIN;
         ws.good_key = (p.good_match, p.good_drop);

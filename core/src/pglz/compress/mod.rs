@@ -199,6 +199,14 @@ pub(super) struct Params {
 }
 
 impl Params {
+    /// The "good" length a walk asks for at each candidate, first to last: `good_match`,
+    /// lowered by `good_drop` percent (integer arithmetic) after every candidate, as
+    /// `pglz_find_match` does. Endless; never negative.
+    fn good_lengths(&self) -> impl Iterator<Item = i32> {
+        let drop = self.good_drop;
+        std::iter::successors(Some(self.good_match), move |good| Some(good - good * drop / 100))
+    }
+
     fn new(slen: usize, s: &Strategy) -> Option<Params> {
         // C's slen is an int32; longer inputs are above any max_input_size.
         let slen_i64 = slen as i64;
