@@ -3,7 +3,7 @@
 
 use std::ptr;
 
-use super::{read_length, DecodeError, MIN_MATCH};
+use super::sequence::{read_length, DecodeError, MIN_MATCH};
 use crate::bytes::repeating;
 use crate::wild_copy::{copy16, copy16_pairs, copy8};
 

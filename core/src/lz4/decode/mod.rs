@@ -130,30 +130,17 @@
 //! result) may hold copies of decoded bytes or of input bytes, left by wild copies: never
 //! anything else.
 
+pub use self::sequence::DecodeError;
+
 use self::fast::fast_loop;
+use self::sequence::{read_length, MIN_MATCH};
 use crate::bytes::repeating;
 
 mod fast;
+mod sequence;
 #[cfg(test)]
 mod tests;
 
-/// Why a block does not decode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DecodeError {
-    /// The block ends in the middle of a sequence (a length, or an offset).
-    Truncated,
-    /// A literal run is longer than what is left of the block.
-    LiteralOutOfBounds,
-    /// A match has offset 0.
-    OffsetZero,
-    /// A match refers to bytes before the start of the output (and of the dictionary).
-    OffsetOutOfBounds,
-    /// The block decodes to more bytes than the output buffer holds.
-    OutputTooSmall,
-}
-
-/// The shortest match; a token's match nibble is the match length minus this.
-pub(super) const MIN_MATCH: usize = 4;
 /// Room that must be left past a match for its chunked copy in the careful path, which may
 /// overshoot by up to 15 bytes.
 const WILD_ROOM: usize = 16;
@@ -170,20 +157,6 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeError>
 /// back into its last 64 KB.
 pub fn decompress_into_with_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<usize, DecodeError> {
     decode::<true>(src, dst, dict)
-}
-
-/// Read the bytes extending a length nibble of 15 and return what they add.
-#[inline(always)]
-pub(super) fn read_length(src: &[u8], ip: &mut usize) -> Result<usize, DecodeError> {
-    let mut n = 0usize;
-    loop {
-        let b = *src.get(*ip).ok_or(DecodeError::Truncated)?;
-        *ip += 1;
-        n += b as usize;
-        if b != 255 {
-            return Ok(n);
-        }
-    }
 }
 
 #[inline(always)]

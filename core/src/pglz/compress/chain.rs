@@ -37,7 +37,7 @@
 //! 8192 bytes it has a loop of its own (see the `pglz` module documentation).
 
 use super::emitter::Emitter;
-use super::{hash_mul, Params, HISTORY_SIZE, MAX_DISTANCE, MAX_HASH_SIZE, MAX_MATCH, TICK_BYTES};
+use super::params::{hash_mul, Params, HISTORY_SIZE, MAX_DISTANCE, MAX_HASH_SIZE, MAX_MATCH, TICK_BYTES};
 use crate::bytes::{common_prefix, common_prefix_by_blocks, load_u64_unchecked, Block16};
 
 /// Links in the ring of the `u32` chain: the history and a block of links made

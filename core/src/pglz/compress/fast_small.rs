@@ -5,7 +5,7 @@
 
 use super::chain::Slot;
 use super::emitter::Emitter;
-use super::{hash_mul, max_output, Params, MAX_DISTANCE, MAX_MATCH};
+use super::params::{hash_mul, max_output, Params, MAX_DISTANCE, MAX_MATCH};
 use crate::bytes::{common_prefix, common_prefix_unchecked, load_u32, load_u32_unchecked, Block16};
 
 /// Inputs up to this many bytes (a page) go to [`compress_fast_core`], longer

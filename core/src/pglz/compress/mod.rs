@@ -2,41 +2,33 @@
 //! [`compress_fast`], the same format and rules with a cheaper match finder (the `pglz`
 //! module documentation describes both).
 //!
-//! This file holds the API, the strategy as one input size sees it ([`Params`]) and the
-//! dispatch by input size; the encoders are in their own files:
+//! This file holds the API, the per-thread tables and the dispatch by input size; the encoders are in their own files:
 //!
 //! * [`chain`]: the exact encoder (hash chains made ahead of the items), which with
 //!   `FAST` is also [`compress_fast`]'s encoder for inputs over 8192 bytes;
 //! * [`fast_small`]: [`compress_fast`]'s loop for inputs up to 8192 bytes;
-//! * [`emitter`]: the output side both write through (control bytes, literals, tags).
+//! * [`emitter`]: the output side both write through (control bytes, literals, tags);
+//! * [`params`]: the format's limits, the strategy as one input size sees it ([`Params`])
+//!   and the multiplicative hash of the fast paths, shared by the encoders.
 
 use std::cell::RefCell;
+
+pub use self::params::{max_output, TICK_BYTES};
 
 use self::chain::{compress_core, Tables, HASH_BLOCK, SMALL_INPUT};
 use self::fast_small::{
     compress_fast_core, FastSmall, ALL_UP_TO_4K, ALL_UP_TO_8K, EDGE_UP_TO_4K, EDGE_UP_TO_8K, FAST_SHORT_INPUT,
     FAST_SMALL_BITS,
 };
+use self::params::Params;
 use super::strategy::Strategy;
 
 mod chain;
 mod emitter;
 mod fast_small;
-
-/// Longest match a tag can express.
-pub(super) const MAX_MATCH: usize = 273;
-/// Number of input positions remembered (PostgreSQL's `PGLZ_HISTORY_SIZE`).
-pub(super) const HISTORY_SIZE: usize = 4096;
-/// Largest hash table (PostgreSQL's `PGLZ_MAX_HISTORY_LISTS`).
-pub(super) const MAX_HASH_SIZE: usize = 8192;
-/// The search stops at a candidate this far back or farther.
-pub(super) const MAX_DISTANCE: usize = 0x0fff;
-/// Size of the output buffer the compressor needs for `slen` input bytes
-/// (PostgreSQL's `PGLZ_MAX_OUTPUT`): the size check runs once per item and one
-/// item writes up to four bytes (a control byte and a three-byte tag).
-pub const fn max_output(slen: usize) -> usize {
-    slen + 4
-}
+mod params;
+#[cfg(test)]
+mod tests;
 
 /// Scratch tables, kept per thread so repeated calls pay neither allocation nor
 /// clearing beyond the part of `head` the input size uses (as PostgreSQL does).
@@ -130,9 +122,6 @@ pub fn compress_to_ticking(
     }
 }
 
-/// Input bytes between two calls of the tick of [`compress_to_ticking`].
-pub const TICK_BYTES: usize = 1 << 20;
-
 fn new_vec(src: &[u8], to: impl FnOnce(&[u8], &mut [u8]) -> Option<usize>) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     into_vec(src, &mut out, to)?;
@@ -184,60 +173,4 @@ fn compress_sized<const FAST: bool>(
         (_, 0..=SMALL_INPUT) => compress_core::<u16, FAST>(src, dst, params, &mut ws.small, &mut ws.hashes, tick),
         _ => compress_core::<u32, FAST>(src, dst, params, &mut ws.large, &mut ws.hashes, tick),
     }
-}
-
-/// The strategy after PostgreSQL's validation and clamping, for one input size.
-pub(super) struct Params {
-    pub(super) good_match: i32,
-    pub(super) good_drop: i32,
-    /// The result must be strictly smaller than this.
-    pub(super) result_max: usize,
-    /// Fail when this many bytes were written before the first match (may be <= 0).
-    pub(super) first_success_by: i64,
-    /// Hash table size minus one.
-    pub(super) mask: u32,
-}
-
-impl Params {
-    /// The "good" length a walk asks for at each candidate, first to last: `good_match`,
-    /// lowered by `good_drop` percent (integer arithmetic) after every candidate, as
-    /// `pglz_find_match` does. Endless; never negative.
-    fn good_lengths(&self) -> impl Iterator<Item = i32> {
-        let drop = self.good_drop;
-        std::iter::successors(Some(self.good_match), move |good| Some(good - good * drop / 100))
-    }
-
-    fn new(slen: usize, s: &Strategy) -> Option<Params> {
-        // C's slen is an int32; longer inputs are above any max_input_size.
-        let slen_i64 = slen as i64;
-        if s.match_size_good <= 0 || slen_i64 < i64::from(s.min_input_size) || slen_i64 > i64::from(s.max_input_size) {
-            return None;
-        }
-        let slen = slen as i32; // fits: slen <= max_input_size <= i32::MAX
-        let good_match = s.match_size_good.clamp(17, MAX_MATCH as i32);
-        let good_drop = s.match_size_drop.clamp(0, 100);
-        let need_rate = s.min_comp_rate.clamp(0, 99);
-        let result_max =
-            if slen > i32::MAX / 100 { (slen / 100) * (100 - need_rate) } else { (slen * (100 - need_rate)) / 100 };
-        let hash_size: u32 = match slen {
-            0..=127 => 512,
-            128..=255 => 1024,
-            256..=511 => 2048,
-            512..=1023 => 4096,
-            _ => 8192,
-        };
-        Some(Params {
-            good_match,
-            good_drop,
-            result_max: result_max as usize,
-            first_success_by: i64::from(s.first_success_by),
-            mask: hash_size - 1,
-        })
-    }
-}
-
-/// Bucket of the four bytes `w` in a table of `1 << BITS` entries.
-#[inline(always)]
-pub(super) fn hash_mul<const BITS: u32>(w: u32) -> usize {
-    (w.wrapping_mul(0x9E37_79B1) >> (32 - BITS)) as usize
 }
