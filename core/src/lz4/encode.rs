@@ -3,7 +3,7 @@
 //! ```text
 //! encode.rs -
 //!
-//!     Encoding of the LZ4 block format (see decode.rs for the format),
+//!     Encoding of the LZ4 block format (see decode/mod.rs for the format),
 //!     with the parse of liblz4's fast compressor at acceleration 1, the
 //!     routine PostgreSQL calls for lz4 TOAST values and for lz4 WAL
 //!     compression. Its output is the server's, so our decoder is timed

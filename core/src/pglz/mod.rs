@@ -94,7 +94,7 @@
 //! A best length of three or more becomes a tag, anything shorter a literal.
 //!
 //! PostgreSQL keeps doubly linked lists of recycled history entries; we keep an
-//! equivalent hash chain of absolute positions (see `compress.rs` for why it
+//! equivalent hash chain of absolute positions (see `compress/chain.rs` for why it
 //! walks the very same candidates in the same order) and compare sixteen bytes at
 //! a time, which changes speed but not output. For inputs up to 61,440 bytes the
 //! chain has one link per position, indexed by the stored value, so a step of the

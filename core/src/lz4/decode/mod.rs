@@ -1,7 +1,7 @@
 //! Our own LZ4 block decoder: a raw-pointer fast loop, a bounds-checked careful path.
 //!
 //! ```text
-//! decode.rs -
+//! decode/mod.rs -
 //!
 //!     Decoding of the LZ4 block format.
 //!
