@@ -5,18 +5,30 @@
 //! ```text
 //! cargo run --release -p compresslab-core --example pglz_speed -- FILE SLICE [REPS] [fast]
 //! cargo run --release -p compresslab-core --example pglz_speed          # synthetic data
+//! target/release/examples/pglz_speed cg exact|fast|decompress pages|wal|text SLICE PASSES
 //! ```
 //!
 //! The output line has the same shape as the C harness used to measure
 //! PostgreSQL's own `pglz_compress` on the same files, so the two can be compared.
+//!
+//! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
+//! over one synthetic payload cut into SLICE-byte slices, and nothing printed; the count of
+//! one pass is the difference between two runs with different PASSES, divided.
 
 use std::time::Instant;
 
 use compresslab_core::pglz::{compress_fast_into, compress_into, decompress_into, max_output, Strategy};
-use compresslab_core::rng::SeededRng;
+mod synthetic;
+
+use std::hint::black_box;
+
+use synthetic::synthetic;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "cg") {
+        return passes(&args[1..]);
+    }
     if args.is_empty() {
         for (name, data) in synthetic() {
             for slice in [8192, 2048] {
@@ -83,71 +95,42 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {
     );
 }
 
-/// Deterministic stand-ins when no files are given: page-like, WAL-like and text.
-fn synthetic() -> Vec<(String, Vec<u8>)> {
-    // Seed 1 starts from the state these stand-ins were first generated with.
-    let mut rng = SeededRng::new(1);
-    let mut rnd = move || rng.next_u64();
-    const WORDS: [&str; 16] = [
-        "the",
-        "tuple",
-        "page",
-        "buffer",
-        "of",
-        "and",
-        "PostgreSQL",
-        "index",
-        "heap",
-        "vacuum",
-        "toast",
-        "a",
-        "to",
-        "checkpoint",
-        "WAL",
-        "record",
-    ];
-    let size = 2 << 20;
-
-    let mut pages = vec![0u8; size];
-    for page in pages.chunks_exact_mut(8192) {
-        let mut top = 8192;
-        let mut id = (rnd() % 100_000) as u32;
-        let mut lp = 24;
-        while top > lp + 200 {
-            top -= 120;
-            let t = &mut page[top..top + 120];
-            t[0..4].copy_from_slice(&(id / 16).to_le_bytes());
-            t[24..28].copy_from_slice(&id.to_le_bytes());
-            t[28..32].copy_from_slice(&((rnd() % 10) as u32).to_le_bytes());
-            t[32..116].fill(b' ');
-            page[lp..lp + 4].copy_from_slice(&(top as u32 | (120 << 17)).to_le_bytes());
-            lp += 4;
-            id += 1;
+/// `cg OPERATION PAYLOAD SLICE PASSES`: see the module header.
+fn passes(args: &[String]) {
+    let [op, payload, slice, passes] = args else {
+        panic!("usage: pglz_speed cg exact|fast|decompress pages|wal|text SLICE PASSES");
+    };
+    let slice: usize = slice.parse().expect("slice size");
+    let passes: usize = passes.parse().expect("passes");
+    let (_, data) = synthetic().into_iter().find(|(n, _)| n == payload).expect("payload: pages, wal or text");
+    let strategy = Strategy::DEFAULT;
+    let mut out = Vec::with_capacity(max_output(slice));
+    match op.as_str() {
+        "exact" | "fast" => {
+            let fast = op == "fast";
+            for _ in 0..passes {
+                for src in data.chunks(slice) {
+                    let src = black_box(src);
+                    black_box(if fast {
+                        compress_fast_into(src, &mut out, &strategy)
+                    } else {
+                        compress_into(src, &mut out, &strategy)
+                    });
+                }
+            }
         }
-    }
-
-    let mut wal = Vec::with_capacity(size + 64);
-    let mut lsn = 0x1000_0000u64;
-    while wal.len() < size {
-        let len = 24 + (rnd() % 40) as u32;
-        wal.extend_from_slice(&len.to_le_bytes());
-        wal.extend_from_slice(&(rnd() as u32 & 0x0f0f).to_le_bytes());
-        wal.extend_from_slice(&lsn.to_le_bytes());
-        wal.extend_from_slice(&[0x10, 0, 0, 0]);
-        wal.extend_from_slice(&(rnd() as u32).to_le_bytes());
-        for _ in 0..len - 24 {
-            wal.push(if rnd() % 4 == 0 { rnd() as u8 } else { 0 });
+        "decompress" => {
+            let blocks: Vec<(usize, Vec<u8>)> = data
+                .chunks(slice)
+                .filter_map(|src| compress_into(src, &mut out, &strategy).map(|_| (src.len(), out.clone())))
+                .collect();
+            let mut raw = vec![0u8; slice];
+            for _ in 0..passes {
+                for (len, block) in &blocks {
+                    black_box(decompress_into(black_box(block), &mut raw[..*len], true).expect("decompress"));
+                }
+            }
         }
-        lsn += u64::from(len);
+        _ => panic!("operation: exact, fast or decompress"),
     }
-    wal.truncate(size);
-
-    let mut text = Vec::with_capacity(size + 16);
-    while text.len() < size {
-        text.extend_from_slice(WORDS[(rnd() % WORDS.len() as u64) as usize].as_bytes());
-        text.push(if rnd() % 12 == 0 { b'\n' } else { b' ' });
-    }
-    text.truncate(size);
-
-    vec![("pages".to_string(), pages), ("wal".to_string(), wal), ("text".to_string(), text)]
 }

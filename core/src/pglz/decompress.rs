@@ -170,8 +170,7 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
         // After a tag the loop goes straight on to the next literal run, which is
         // empty when the tag was the group's last item (ctrl == 1 gives n = 0), and
         // ends the group there: one test of the group's end per tag, not two. That
-        // test is hard to predict; dropping the second one made 2 KB text decode
-        // ~4% faster and 64 KB values ~10% (BENCHMARKS.md).
+        // test is hard to predict, so the second one is dropped (BENCHMARKS.md).
         'fast: while sp <= sp_end && op <= op_end {
             // SAFETY: sp is inside src (sp <= sp_end); the pointer arithmetic below stays
             // inside src as argued above.
@@ -308,8 +307,8 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         if len > 32 {
             if off >= len {
                 // Disjoint ranges. Up to 128 bytes (most long matches in page images
-                // and WAL) the rest goes in 32-byte pieces, the last one ending at len:
-                // 10% faster on WAL than a memcpy call. Beyond that memcpy, which uses
+                // and WAL) the rest goes in 32-byte pieces, the last one ending at len,
+                // faster than a memcpy call there. Beyond that memcpy, which uses
                 // AVX where the CPU has it.
                 if len <= 128 {
                     let mut i = 32;

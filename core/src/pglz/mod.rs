@@ -94,7 +94,7 @@
 //! A best length of three or more becomes a tag, anything shorter a literal.
 //!
 //! PostgreSQL keeps doubly linked lists of recycled history entries; we keep an
-//! equivalent hash chain of absolute positions (see `compress.rs` for why it
+//! equivalent hash chain of absolute positions (see `compress/chain.rs` for why it
 //! walks the very same candidates in the same order) and compare sixteen bytes at
 //! a time, which changes speed but not output. For inputs up to 61,440 bytes the
 //! chain has one link per position, indexed by the stored value, so a step of the
@@ -134,28 +134,15 @@
 //!   `match_size_good` of 128 (proportionally fewer for a strategy asking for
 //!   shorter matches).
 //!
-//! The second loop was also measured on small inputs, and the first is faster
-//! there at the same size: making every position's link costs about as much as
-//! the whole search saves on 2 KB, while the first loop skips the middle of long
-//! matches (on 8 KB pieces too since it writes literal runs at once: catalog
-//! text 2.7-2.9 → 3.0-3.1 times C's speed, page images 2.8-2.9 → 3.6). Cutting
-//! the walk harder trades size for speed, and how much size depends on the
-//! data: at 4 candidates, 2 KB slices of catalog text come out 0.65% larger
-//! than the exact encoder's output, but the repetitive synthetic text and
-//! WAL-like records of the unit tests (2 KB) 4.1% larger. Over 8192 bytes, 64
-//! candidates keep catalog text within 0.01% of the exact size.
-//!
-//! In the first loop, leaving the middle of long matches out of the history
-//! costs 0.84% on 2 KB slices of catalog text (3 edge bytes of matches over 5;
-//! 0.80% with matches over 8, 0.68% with 4 edge bytes instead of 3, 0.92% with
-//! 2), 0.2% on WAL; on 8 KB slices 0.73% (3 edge bytes of matches over 8:
-//! 1.87%; 12 of matches over 24: 0.35%, but 10% slower), 0.00% on page images.
-//! Among the unit tests' data (20 seeds of each) the synthetic text comes out
-//! 0.82% larger in 2 KB, 1.62% in 4 KB and 0.2-0.3% in 8 KB, the WAL-like
-//! records 0.15% in 2 KB, and the worst cases are the six-letter `high_bytes`,
-//! 9.3% larger at 3,000 bytes and 2.9% at 5,000: their longest matches lie deep
-//! in long chains or in the skipped middles of matches. Figures are in
-//! BENCHMARKS.md.
+//! Why two loops: on small inputs the first is faster than the second at the
+//! same size, because making every position's link costs about as much as the
+//! whole search saves on 2 KB, while the first loop skips the middle of long
+//! matches and writes literal runs at once. Cutting the walk harder trades size
+//! for speed, and how much size depends on the data (repetitive data loses the
+//! most); leaving the middles of long matches out of the history costs size
+//! too, most on data whose longest matches lie deep in long chains or in the
+//! skipped middles (the unit tests' six-letter `high_bytes`). The figures
+//! behind each choice are in BENCHMARKS.md.
 //!
 //! ## Accept / refuse rules
 //!

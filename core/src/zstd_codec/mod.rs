@@ -126,8 +126,8 @@ pub fn decompress(src: &[u8], dictionary: Option<&[u8]>, max_raw: usize) -> Resu
 /// [`compress`], feeding the library [`compress_chunk`] bytes at a time (a [`CHUNK`], less at
 /// the slowest levels) and calling `tick` after each chunk (so a caller can check for
 /// cancellation). The result is one standard frame with the content size (pledged up front)
-/// and a checksum. An input of more than one chunk costs some speed (about 15% at level 3)
-/// against a one-pass compression, as the library copies it into its own window buffer.
+/// and a checksum. An input of more than one chunk costs some speed against a one-pass
+/// compression, as the library copies it into its own window buffer.
 pub fn compress_with_tick(
     src: &[u8],
     level: i32,

@@ -1,0 +1,73 @@
+//! The deterministic payloads the speed examples use when no file is given (page-like,
+//! WAL-like and text, 2 MB each), shared by `pglz_speed` and `lz4_speed`.
+
+use compresslab_core::rng::SeededRng;
+
+/// Deterministic stand-ins when no files are given: page-like, WAL-like and text.
+pub fn synthetic() -> Vec<(String, Vec<u8>)> {
+    // Seed 1 starts from the state these stand-ins were first generated with.
+    let mut rng = SeededRng::new(1);
+    let mut rnd = move || rng.next_u64();
+    const WORDS: [&str; 16] = [
+        "the",
+        "tuple",
+        "page",
+        "buffer",
+        "of",
+        "and",
+        "PostgreSQL",
+        "index",
+        "heap",
+        "vacuum",
+        "toast",
+        "a",
+        "to",
+        "checkpoint",
+        "WAL",
+        "record",
+    ];
+    let size = 2 << 20;
+
+    let mut pages = vec![0u8; size];
+    for page in pages.chunks_exact_mut(8192) {
+        let mut top = 8192;
+        let mut id = (rnd() % 100_000) as u32;
+        let mut lp = 24;
+        while top > lp + 200 {
+            top -= 120;
+            let t = &mut page[top..top + 120];
+            t[0..4].copy_from_slice(&(id / 16).to_le_bytes());
+            t[24..28].copy_from_slice(&id.to_le_bytes());
+            t[28..32].copy_from_slice(&((rnd() % 10) as u32).to_le_bytes());
+            t[32..116].fill(b' ');
+            page[lp..lp + 4].copy_from_slice(&(top as u32 | (120 << 17)).to_le_bytes());
+            lp += 4;
+            id += 1;
+        }
+    }
+
+    let mut wal = Vec::with_capacity(size + 64);
+    let mut lsn = 0x1000_0000u64;
+    while wal.len() < size {
+        let len = 24 + (rnd() % 40) as u32;
+        wal.extend_from_slice(&len.to_le_bytes());
+        wal.extend_from_slice(&(rnd() as u32 & 0x0f0f).to_le_bytes());
+        wal.extend_from_slice(&lsn.to_le_bytes());
+        wal.extend_from_slice(&[0x10, 0, 0, 0]);
+        wal.extend_from_slice(&(rnd() as u32).to_le_bytes());
+        for _ in 0..len - 24 {
+            wal.push(if rnd() % 4 == 0 { rnd() as u8 } else { 0 });
+        }
+        lsn += u64::from(len);
+    }
+    wal.truncate(size);
+
+    let mut text = Vec::with_capacity(size + 16);
+    while text.len() < size {
+        text.extend_from_slice(WORDS[(rnd() % WORDS.len() as u64) as usize].as_bytes());
+        text.push(if rnd() % 12 == 0 { b'\n' } else { b' ' });
+    }
+    text.truncate(size);
+
+    vec![("pages".to_string(), pages), ("wal".to_string(), wal), ("text".to_string(), text)]
+}
