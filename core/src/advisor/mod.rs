@@ -180,46 +180,4 @@ pub fn saving_percent(now: i64, then: i64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn options(pglz: f64, lz4: f64, zstd: f64) -> Vec<WalOption> {
-        [("off", 0.0), ("pglz", pglz), ("lz4", lz4), ("zstd", zstd)]
-            .iter()
-            .map(|(s, p)| WalOption { setting: s.to_string(), saving_percent: *p })
-            .collect()
-    }
-
-    #[test]
-    fn wal_rule() {
-        assert_eq!(choose_wal(&options(3.0, 4.9, 4.0)).recommended, "off");
-        assert_eq!(choose_wal(&options(50.0, 48.0, 55.0)).recommended, "lz4");
-        assert_eq!(choose_wal(&options(30.0, 30.0, 40.0)).recommended, "zstd");
-        // the boundaries: exactly 5% is worth it; exactly 80% of zstd is lz4
-        assert_eq!(choose_wal(&options(0.0, 5.0, 0.0)).recommended, "lz4");
-        assert_eq!(choose_wal(&options(0.0, 40.0, 50.0)).recommended, "lz4");
-        assert!(choose_wal(&options(0.0, 39.9, 50.0)).reason.contains("zstd saves 50.0%"));
-    }
-
-    #[test]
-    fn toast_rule() {
-        assert_eq!(choose_toast(1000, 980, 990).recommended, "", "2% is no change");
-        assert_eq!(choose_toast(1000, 400, 420).recommended, "lz4");
-        assert!(choose_toast(1000, 400, 420).reason.starts_with("lz4 stores 5.0% more bytes than pglz"));
-        assert!(choose_toast(1000, 420, 400).reason.starts_with("lz4 stores 4.8% fewer bytes than pglz"));
-        assert_eq!(choose_toast(1000, 300, 400).recommended, "pglz");
-        assert_eq!(choose_toast(1000, 1000, 960).recommended, "", "4% is no change");
-        assert_eq!(choose_toast(0, 0, 0).recommended, "");
-    }
-
-    #[test]
-    fn confidence_and_saving() {
-        assert_eq!(confidence(5000, 7200.0), "high");
-        assert_eq!(confidence(5000, 60.0), "medium");
-        assert_eq!(confidence(10, 7200.0), "low");
-        assert_eq!(per_day_confidence(5000, 1440.0), "low");
-        assert_eq!(per_day_confidence(5000, 7200.0), "high");
-        assert_eq!(saving_percent(200, 50), 75.0);
-        assert_eq!(saving_percent(0, 50), 0.0);
-    }
-}
+mod tests;
