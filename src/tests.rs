@@ -291,7 +291,7 @@ mod tests {
     fn lz4_stream_blocks_decode_with_the_servers_liblz4() {
         use compresslab_core::lz4::stream::{Lz4StreamEncoder, StreamBlock, WINDOW};
         type UsingDict = unsafe extern "C" fn(*const u8, *mut u8, i32, i32, *const u8, i32) -> i32;
-        let symbol = server_c::loaded_symbol(c"liblz4.so.1", c"LZ4_decompress_safe_usingDict").unwrap();
+        let symbol = crate::server::loaded::loaded_symbol(c"liblz4.so.1", c"LZ4_decompress_safe_usingDict").unwrap();
         // SAFETY: the symbol has this C signature in lz4.h.
         let using_dict = unsafe { std::mem::transmute::<*mut std::ffi::c_void, UsingDict>(symbol) };
         let mut rng = compresslab_core::rng::SeededRng::new(11);

@@ -13,6 +13,7 @@ use compresslab_core::registry::{MethodKind, MethodSpec};
 use compresslab_core::CodecError;
 
 use super::c_zstd::ServerZstd;
+use super::loaded::loaded_symbol;
 
 type Crc32cFn = unsafe extern "C" fn(crc: u32, data: *const c_void, len: usize) -> u32;
 
@@ -107,28 +108,6 @@ impl Codec for ServerPglz {
             _ => Err(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data")),
         }
     }
-}
-
-/// Find `symbol` in the already-loaded shared library `library`.
-pub(crate) fn loaded_symbol(library: &std::ffi::CStr, symbol: &std::ffi::CStr) -> Result<*mut c_void> {
-    // SAFETY: RTLD_NOLOAD only returns a handle to a library that is already mapped.
-    let handle = unsafe { libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-    if handle.is_null() {
-        return Err(CodecError::invalid(format!(
-            "the server has not loaded {}; its C codec cannot be measured",
-            library.to_string_lossy()
-        )));
-    }
-    // SAFETY: handle is valid; dlsym returns null if the symbol is missing.
-    let ptr = unsafe { libc::dlsym(handle, symbol.as_ptr()) };
-    if ptr.is_null() {
-        return Err(CodecError::invalid(format!(
-            "{} has no symbol {}",
-            library.to_string_lossy(),
-            symbol.to_string_lossy()
-        )));
-    }
-    Ok(ptr)
 }
 
 type Lz4CompressFn = unsafe extern "C" fn(*const c_char, *mut c_char, i32, i32) -> i32;

@@ -12,7 +12,7 @@ use compresslab_core::registry::MethodSpec;
 use compresslab_core::zstd_codec::{self, CHUNK};
 use compresslab_core::CodecError;
 
-use super::c_codecs::loaded_symbol;
+use super::loaded::loaded_symbol;
 
 /// `ZSTD_inBuffer` and `ZSTD_outBuffer`: a pointer, its size, and the position reached.
 #[repr(C)]

@@ -6,6 +6,7 @@ pub mod activity;
 pub mod c_codecs;
 pub mod c_zstd;
 pub mod files;
+pub mod loaded;
 pub mod pages;
 pub mod privileges;
 pub mod relations;
