@@ -79,7 +79,8 @@ fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<R
 /// (as for TOAST slices).
 #[pg_extern(stable, strict, parallel_safe)]
 fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
-    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    let room = pglz::decodable_room(data.len(), checked_raw_size(raw_size), check_complete).or_raise();
+    let mut out = ResultBytea::zeroed(room);
     let n = pglz::decompress_into(data, out.data_mut(), check_complete).or_raise();
     out.truncate(n);
     out
@@ -111,7 +112,9 @@ fn lz4_decompress(data: &[u8]) -> ResultBytea {
 /// Decompress one LZ4 block into exactly `raw_size` bytes.
 #[pg_extern(stable, strict, parallel_safe, name = "lz4_decompress")]
 fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
-    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    let raw_size = checked_raw_size(raw_size);
+    lz4::block::check_decodable(data.len(), raw_size).or_raise();
+    let mut out = ResultBytea::zeroed(raw_size);
     lz4::block::decompress_into(data, out.data_mut()).or_raise();
     out
 }
@@ -234,7 +237,11 @@ fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
 /// `data` decompressed by a server library's codec into `raw_size` bytes, which it must fill.
 fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
     let mut codec = c_codecs::build(&spec).or_raise();
-    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    let raw_size = checked_raw_size(raw_size);
+    if spec.kind == MethodKind::ServerLz4 {
+        lz4::block::check_decodable(data.len(), raw_size).or_raise();
+    }
+    let mut out = ResultBytea::zeroed(raw_size);
     codec.decompress(data, out.data_mut(), &mut check_interrupts).or_raise();
     out
 }
@@ -242,7 +249,8 @@ fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultByte
 /// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
 #[pg_extern(stable, strict, parallel_safe)]
 fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
-    let mut out = ResultBytea::zeroed(checked_raw_size(raw_size));
+    let room = pglz::decodable_room(data.len(), checked_raw_size(raw_size), check_complete).or_raise();
+    let mut out = ResultBytea::zeroed(room);
     match c_pglz_decompress(data, out.data_mut(), check_complete, &mut Vec::new()).or_raise() {
         Some(n) => {
             out.truncate(n);

@@ -112,6 +112,25 @@ pub fn decompress_size_prepended(src: &[u8], max_raw: usize) -> Result<Vec<u8>> 
 
 /// A size-prepended block's raw size (checked against `max_raw`) and its block, which
 /// [`decompress_into`] decodes into a buffer of that size.
+/// The most bytes `compressed_len` bytes of one LZ4 block can decode to: a match costs at
+/// least its token and 2-byte offset for 19 bytes, and each further length byte of 255 adds at
+/// most 255, so no input byte yields more than 255 (the 16 cover the last literals' token).
+pub fn max_decoded_len(compressed_len: usize) -> usize {
+    compressed_len.saturating_mul(255).saturating_add(16)
+}
+
+/// Refuse, before anything is allocated, a raw size that `compressed_len` bytes of a block
+/// cannot produce.
+pub fn check_decodable(compressed_len: usize, raw_size: usize) -> Result<()> {
+    if raw_size > max_decoded_len(compressed_len) {
+        return Err(CodecError::corrupt(format!(
+            "lz4 block of {compressed_len} bytes cannot decode to {raw_size} bytes (at most {})",
+            max_decoded_len(compressed_len)
+        )));
+    }
+    Ok(())
+}
+
 pub fn split_size_prefix(src: &[u8], max_raw: usize) -> Result<(usize, &[u8])> {
     let Some((prefix, block)) = src.split_first_chunk::<4>() else {
         return Err(CodecError::corrupt(format!(
@@ -123,11 +142,27 @@ pub fn split_size_prefix(src: &[u8], max_raw: usize) -> Result<(usize, &[u8])> {
     if raw_size > max_raw {
         return Err(CodecError::over_limit("lz4 block", raw_size as u64, max_raw));
     }
+    check_decodable(block.len(), raw_size)?;
     Ok((raw_size, block))
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn max_decoded_len_bounds_the_most_repetitive_blocks() {
+        for len in [0usize, 1, 4, 19, 1000, 1 << 20] {
+            let zeros = vec![0u8; len];
+            let block = compress(&zeros).unwrap();
+            assert!(len <= max_decoded_len(block.len()), "{len} zeros in {} bytes", block.len());
+            assert!(check_decodable(block.len(), len).is_ok());
+        }
+        // a megabyte of zeros comes close to the bound: the bound is not loose by much
+        let block = compress(&vec![0u8; 1 << 20]).unwrap();
+        assert!(max_decoded_len(block.len()) < 2 * (1 << 20), "{}", block.len());
+        assert!(check_decodable(1, 272).is_err());
+    }
+
     use super::*;
 
     #[test]

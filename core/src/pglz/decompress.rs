@@ -42,6 +42,25 @@ pub fn decompress(src: &[u8], raw_size: usize, check_complete: bool) -> Result<V
 /// Decompresses `src` into `dst`, whose length is the raw size; returns the number
 /// of bytes produced. Same rules as [`decompress`]. Bytes of `dst` past the
 /// returned length are left unspecified.
+/// The most bytes `compressed_len` bytes of pglz data can decode to: the longest item, a
+/// 3-byte tag, copies 273 bytes, so no input byte yields more than 91.
+pub fn max_decoded_len(compressed_len: usize) -> usize {
+    compressed_len.saturating_mul(91)
+}
+
+/// The room to decode `compressed_len` bytes into for a caller's `raw_size`, refused before
+/// anything is allocated when the data must fill it (`check_complete`) and cannot; without
+/// `check_complete` (a prefix is fine) the room is what the data can produce at most.
+pub fn decodable_room(compressed_len: usize, raw_size: usize, check_complete: bool) -> Result<usize> {
+    let most = max_decoded_len(compressed_len);
+    if raw_size > most && check_complete {
+        return Err(CodecError::corrupt(format!(
+            "pglz data of {compressed_len} bytes cannot decode to {raw_size} bytes (at most {most})"
+        )));
+    }
+    Ok(raw_size.min(most))
+}
+
 pub fn decompress_into(src: &[u8], dst: &mut [u8], check_complete: bool) -> Result<usize> {
     let raw_size = dst.len();
     let (produced, consumed) = decode(src, dst)?;
@@ -357,6 +376,23 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn max_decoded_len_bounds_the_most_repetitive_data() {
+        let always = crate::pglz::Strategy::ALWAYS;
+        for len in [100usize, 1000, 1 << 20] {
+            let zeros = vec![0u8; len];
+            let packed = crate::pglz::compress(&zeros, &always).unwrap();
+            assert!(len <= max_decoded_len(packed.len()), "{len} zeros in {} bytes", packed.len());
+            assert_eq!(decodable_room(packed.len(), len, true).unwrap(), len);
+        }
+        let packed = crate::pglz::compress(&vec![0u8; 1 << 20], &always).unwrap();
+        assert!(max_decoded_len(packed.len()) < 2 * (1 << 20), "{}", packed.len());
+        // refused when the data must fill the size; a prefix is decoded into what it can give
+        assert!(decodable_room(1, 92, true).is_err());
+        assert_eq!(decodable_room(1, 1000, false).unwrap(), 91);
+    }
+
     use super::*;
 
     fn forward_copy(out: &mut [u8], op: usize, off: usize, len: usize) {

@@ -211,5 +211,7 @@ pub use compress::{
     compress, compress_fast, compress_fast_into, compress_fast_to, compress_into, compress_to, compress_to_ticking,
     max_output, TICK_BYTES,
 };
-pub use decompress::{decompress, decompress_into, maximum_compressed_size, MAX_RAW_SIZE};
+pub use decompress::{
+    decodable_room, decompress, decompress_into, max_decoded_len, maximum_compressed_size, MAX_RAW_SIZE,
+};
 pub use strategy::Strategy;
