@@ -71,9 +71,8 @@ install_frozen_sql() {
 # The shared library built with the release profile's fat LTO; prints its path. Cargo runs LTO
 # only when every crate type of a target allows it, and pgrx needs the library as a Rust library
 # too (crate types cdylib and lib, for its schema generator), so `cargo pgrx install` and `cargo
-# pgrx package` build it without LTO. Built as a cdylib alone it gets LTO: LZ4 decoding 0.91-0.93
-# -> 0.95-0.97 of the server's liblz4 in the server (BENCHMARKS.md, "LZ4: the server's own blocks,
-# and the library built with LTO").
+# pgrx package` build it without LTO. Built as a cdylib alone it gets LTO, which the LZ4 goal
+# needs (BENCHMARKS.md, "What made the difference").
 # The exported functions are the same; pgrx's generated SQL does not depend on the build.
 build_lto_library() {
   (cd "$COMPRESSLAB_ROOT" && cargo rustc --lib --release --features pg15 --no-default-features --crate-type cdylib \
