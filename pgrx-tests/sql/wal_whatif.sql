@@ -58,6 +58,8 @@ SELECT s.wal_compression, s.sampled_images < s.fpi_images / 5 AS sampled, s.reco
  WHERE r.setting = 'off' ORDER BY 1;
 -- by relation (the zstd run: its table still exists): the table and its index wrote the
 -- images, named; and they add up to the total
+-- (with data checksums, on by default from PostgreSQL 18, a hint set on a free-space-map page
+-- writes its image too: the fsm rows of expected/wal_whatif_2.out)
 SELECT relation, fork, wal_compression, fpi_images > 100 AS many_images
   FROM whatif_runs r, compresslab.wal_whatif_by_relation(r.start_lsn, r.end_lsn)
  WHERE r.setting = 'zstd' AND wal_compression IN ('off', 'lz4') ORDER BY relation, wal_compression;
