@@ -27,7 +27,7 @@ tarball="$COMPRESSLAB_ROOT/target/compresslab-$version-pg$pg_major-$arch.tar.gz"
 rm -rf "$tree"
 mkdir -p "$tree"
 echo "package: cargo pgrx package (release) into target/package/"
-cargo pgrx package --pg-config "$PG_CONFIG" --features "pg$pg_major" --no-default-features --out-dir "$tree" >"$COMPRESSLAB_ROOT/target/package.log" 2>&1 ||
+cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$tree" >"$COMPRESSLAB_ROOT/target/package.log" 2>&1 ||
   { tail -50 "$COMPRESSLAB_ROOT/target/package.log"; exit 1; }
 # The library with LTO, as install_extension installs it (see build_lto_library).
 lib=$(build_lto_library) || exit 1
