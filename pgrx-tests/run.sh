@@ -8,7 +8,11 @@
 # Ends with the line "N passed, N failed"; exits non-zero if any test failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-pg_regress="$(/usr/bin/pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress"
+# PG_CONFIG (default /usr/bin/pg_config) names the installation whose pg_regress and psql run
+# (--bindir: a relocated installation's pg_regress would look where it was built).
+pg_config=${PG_CONFIG:-/usr/bin/pg_config}
+pg_regress="$("$pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress"
+pg_bindir=$("$pg_config" --bindir)
 export PGOPTIONS="-c client_min_messages=warning -c lc_messages=C"
 
 if (($#)); then
@@ -26,7 +30,7 @@ for name in "${names[@]}"; do
   rm -rf "$out" && mkdir -p "$out"
   # pg_regress feeds each script to psql on standard input, so `\ir` resolves from the
   # working directory: run it from sql/.
-  if (cd "$here/sql" && "$pg_regress" --inputdir="$here" --outputdir="$out" --dbname="e2e_$name" \
+  if (cd "$here/sql" && "$pg_regress" --inputdir="$here" --outputdir="$out" --bindir="$pg_bindir" --dbname="e2e_$name" \
         --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" "$name") >"$out/pg_regress.log" 2>&1; then
     echo "e2e: $name ... ok"
     passed=$((passed + 1))

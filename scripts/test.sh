@@ -10,6 +10,10 @@
 #   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
 #      installs it over / on a fresh cluster
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
+#   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "17 18"; empty for none),
+#      the server set up (scripts/setup.sh --pg N, cached), then the in-server layer and the
+#      end-to-end layer on it (scripts/test_version.sh; on 18 the WAL tests also without data
+#      checksums). Gates, core, package and fuzz do not depend on the server: 15 only.
 # The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
@@ -51,14 +55,7 @@ run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
-# No backend may have crashed: a crash restarts every session, which a test's own output
-# might not show.
-no_crash_in_log() {
-  if grep -E "terminated by signal|was terminated|PANIC" "$CLUSTER_DIR/server.log"; then
-    echo "e2e: the server log shows a crashed backend"
-    return 1
-  fi
-}
+# No backend may have crashed (no_crash_in_log, scripts/cluster.sh).
 # The end-to-end tests, the upgrade test and the README's tables against the catalogue, then
 # memory_limited on a cluster limited to 1.5 GB per process.
 e2e() {
@@ -80,10 +77,16 @@ trap - EXIT
 run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/package.sh'
 # A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
 run_layer "fuzz (smoke)" scripts/fuzz.sh 5
+layers=("gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
+for major in ${COMPRESSLAB_TEST_PG-17 18}; do
+  run_layer "in-server pg$major" scripts/test_version.sh "$major" in-server
+  run_layer "end-to-end pg$major" scripts/test_version.sh "$major" e2e
+  layers+=("in-server pg$major" "end-to-end pg$major")
+done
 
 echo "== summary"
 passed=0 failed=0
-for layer in "gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)"; do
+for layer in "${layers[@]}"; do
   echo "$layer: ${status[$layer]}"
   if [[ ${status[$layer]} == passed ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done

@@ -128,6 +128,32 @@ mod tests {
         );
     }
 
+    /// PostgreSQL 18 has its own SQL `crc32c(bytea)` (the server's CRC-32C routine, AVX-512 where
+    /// the CPU has it): ours must give the same value on random inputs of every length up to
+    /// 3 pages, empty included, and on the server's own payloads.
+    #[cfg(feature = "pg18")]
+    #[pg_test]
+    fn crc32c_equals_pg18_sql_crc32c_on_random_inputs() {
+        let mut rng = compresslab_core::rng::SeededRng::new(18);
+        let mut inputs: Vec<Vec<u8>> = (0..2000)
+            .map(|_| {
+                let len = rng.below(3 * 8192) as usize;
+                rng.bytes(len)
+            })
+            .collect();
+        inputs.extend((0..=130).map(|n| rng.bytes(n)));
+        inputs.extend(server_payloads().into_iter().map(|(_, data)| data));
+        for data in &inputs {
+            let (ours, theirs) = Spi::get_two_with_args::<i64, i64>(
+                "SELECT compresslab.crc32c($1), pg_catalog.crc32c($1)",
+                &[data.as_slice().into()],
+            )
+            .unwrap();
+            assert_eq!(ours, theirs, "length {}", data.len());
+            assert_eq!(ours, Some(compresslab_core::checksum::crc32c(0, data) as i64), "length {}", data.len());
+        }
+    }
+
     /// tsquery operands carry PostgreSQL's legacy CRC-32 of their lexeme on disk (`valcrc`):
     /// read it from a heap tuple and compare.
     #[pg_test]

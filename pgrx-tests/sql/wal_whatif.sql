@@ -58,6 +58,8 @@ SELECT s.wal_compression, s.sampled_images < s.fpi_images / 5 AS sampled, s.reco
  WHERE r.setting = 'off' ORDER BY 1;
 -- by relation (the zstd run: its table still exists): the table and its index wrote the
 -- images, named; and they add up to the total
+-- (with data checksums, on by default from PostgreSQL 18, a hint set on a free-space-map page
+-- writes its image too: the fsm rows of expected/wal_whatif_2.out)
 SELECT relation, fork, wal_compression, fpi_images > 100 AS many_images
   FROM whatif_runs r, compresslab.wal_whatif_by_relation(r.start_lsn, r.end_lsn)
  WHERE r.setting = 'zstd' AND wal_compression IN ('off', 'lz4') ORDER BY relation, wal_compression;
@@ -66,6 +68,8 @@ SELECT b.wal_compression, sum(b.fpi_bytes) = min(p.fpi_bytes) AS adds_up
   JOIN predicted p ON p.run = 'zstd' AND p.wal_compression = b.wal_compression
  WHERE r.setting = 'zstd' GROUP BY 1 ORDER BY 1;
 -- a relation that no longer exists (the off run's table was dropped) is still counted
+-- (on PostgreSQL 17 and 18 the off run's range also holds main-fork images of a relation that
+-- still exists, a second row: expected/wal_whatif_1.out)
 SELECT relation LIKE '(dropped or rewritten: relfilenode %)' AS dropped, count(*) AS settings
   FROM whatif_runs r, compresslab.wal_whatif_by_relation(r.start_lsn, r.end_lsn)
  WHERE r.setting = 'off' AND fork = 'main' GROUP BY 1 ORDER BY 1;
@@ -125,6 +129,8 @@ SELECT format('cat >/dev/null; dd if=/dev/zero of=pg_wal/%s bs=8192 seek=%s coun
               pg_walfile_name(:'pglz_start'::pg_lsn + 16384),
               ((:'pglz_start'::pg_lsn + 16384 - '0/0'::pg_lsn)::bigint % 16777216) / 8192) AS zero_page \gset
 COPY (SELECT 1) TO PROGRAM :'zero_page';
+-- (PostgreSQL 17 and 18 word the reader's message "invalid magic number 0000 in WAL segment
+-- SEGMENT, LSN X/X, offset N": expected/wal_whatif_1.out)
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'pglz_start', :'pglz_end'));
 -- the off run's first segment removed
 SELECT format('cat >/dev/null; rm pg_wal/%s', pg_walfile_name(:'off_start')) AS remove_segment \gset

@@ -26,7 +26,13 @@ unsafe extern "C-unwind" {
     ) -> c_int;
     fn wal_segment_open(state: *mut pg_sys::XLogReaderState, seg_no: pg_sys::XLogSegNo, tli: *mut pg_sys::TimeLineID);
     fn wal_segment_close(state: *mut pg_sys::XLogReaderState);
-    fn RelidByRelfilenode(tablespace: pg_sys::Oid, relfilenode: pg_sys::Oid) -> pg_sys::Oid;
+    // PostgreSQL 16 renamed RelidByRelfilenode to RelidByRelfilenumber (same arguments).
+    #[cfg(feature = "pg15")]
+    #[link_name = "RelidByRelfilenode"]
+    fn relid_by_relfilenumber(tablespace: pg_sys::Oid, relfilenode: pg_sys::Oid) -> pg_sys::Oid;
+    #[cfg(not(feature = "pg15"))]
+    #[link_name = "RelidByRelfilenumber"]
+    fn relid_by_relfilenumber(tablespace: pg_sys::Oid, relfilenode: pg_sys::Oid) -> pg_sys::Oid;
 }
 
 /// `wal_segment_size` of this cluster.
@@ -212,11 +218,19 @@ impl Record<'_> {
         let mut ids = Vec::new();
         for (id, block) in self.blocks().iter().enumerate() {
             if block.in_use && block.has_image {
+                // PostgreSQL 16 renamed the block's RelFileNode rnode (spcNode, dbNode, relNode)
+                // to RelFileLocator rlocator (spcOid, dbOid, relNumber).
+                #[cfg(feature = "pg15")]
+                let (tablespace, database, relfilenode) =
+                    (block.rnode.spcNode, block.rnode.dbNode, block.rnode.relNode);
+                #[cfg(not(feature = "pg15"))]
+                let (tablespace, database, relfilenode) =
+                    (block.rlocator.spcOid, block.rlocator.dbOid, block.rlocator.relNumber);
                 images.push(ImageRef {
                     relation: RelationKey {
-                        tablespace: block.rnode.spcNode.into(),
-                        database: block.rnode.dbNode.into(),
-                        relfilenode: block.rnode.relNode.into(),
+                        tablespace: tablespace.into(),
+                        database: database.into(),
+                        relfilenode: relfilenode.into(),
                         fork: block.forknum as u8,
                     },
                     stored_as: StoredAs::from_bimg_info(block.bimg_info),
@@ -261,11 +275,11 @@ pub fn relation_name(key: &RelationKey) -> (String, String) {
     if key.database != my_database && key.database != 0 {
         return (format!("(database {} relfilenode {})", key.database, key.relfilenode), fork);
     }
-    // SAFETY: RelidByRelfilenode does catalog lookups (which may ERROR, hence the guard) and
+    // SAFETY: RelidByRelfilenode (RelidByRelfilenumber from 16) does catalog lookups (which may ERROR, hence the guard) and
     // returns InvalidOid for a relfilenode no relation has now.
     let oid = unsafe {
         pg_sys::ffi::pg_guard_ffi_boundary(|| {
-            RelidByRelfilenode(pg_sys::Oid::from(key.tablespace), pg_sys::Oid::from(key.relfilenode))
+            relid_by_relfilenumber(pg_sys::Oid::from(key.tablespace), pg_sys::Oid::from(key.relfilenode))
         })
     };
     if oid == pg_sys::InvalidOid {

@@ -3,6 +3,10 @@ DROP TABLE IF EXISTS fpw;
 CREATE TABLE fpw (id int, filler text) WITH (fillfactor = 60, autovacuum_enabled = off);
 INSERT INTO fpw SELECT i, md5(i::text) || ' ' || repeat(chr(65 + i % 26), 20 + i % 40) || ' ' || (i * 7919 % 100003)
   FROM generate_series(1, 30000) i;
+-- Hint bits set before the checkpoint: with data checksums (on by default from PostgreSQL 18)
+-- setting them after it would write each page's image then (XLOG_FPI_FOR_HINT, the page
+-- before the update) instead of with the update (the page as it stays).
+SELECT count(*) AS hinted FROM fpw \gset
 SET wal_compression = :'setting';
 CHECKPOINT;
 SELECT pg_current_wal_lsn() AS start_lsn \gset

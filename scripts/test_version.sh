@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The test layers on another PostgreSQL major (17 or 18), run by scripts/test.sh after the full
+# suite on 15:
+#   scripts/test_version.sh N in-server   #[pg_test] tests inside PostgreSQL N (cargo pgrx test pgN)
+#   scripts/test_version.sh N e2e         pgrx-tests/run.sh (every pg_regress test, memory_limited
+#                                         on a memory-limited cluster) and pgrx-tests/upgrade.sh
+#                                         against the extension installed into N (built once,
+#                                         without the LTO rebuild of 15's layer); on 18, whose
+#                                         initdb turns data checksums on, the WAL tests (wal_fpi,
+#                                         wal_whatif) once more on a cluster without them.
+# scripts/setup.sh --pg N first makes the server available (cached: seconds after the first run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+major=${1:?usage: scripts/test_version.sh 17|18 in-server|e2e}
+layer=${2:?usage: scripts/test_version.sh 17|18 in-server|e2e}
+setup_log=$(mktemp)
+scripts/setup.sh --pg "$major" | tee "$setup_log"
+PG_CONFIG=$(tail -1 "$setup_log")
+rm -f "$setup_log"
+export PG_CONFIG
+source scripts/cluster.sh
+# psql, for upgrade.sh, from the same installation.
+export PATH="$PG_BINDIR:$PATH"
+
+case $layer in
+  in-server)
+    pgdata=$(postgres_owned_dir "pgrx-test-data-$major")
+    cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata"
+    ;;
+  e2e)
+    failed=0
+    install_extension --no-lto && cluster_start "e2e-$major" || exit 1
+    echo "e2e: PostgreSQL $major, data_checksums $(psql -X -At -c 'SHOW data_checksums')"
+    pgrx-tests/run.sh || failed=1
+    pgrx-tests/upgrade.sh || failed=1
+    no_crash_in_log || failed=1
+    cluster_stop
+    if ((major >= 18)); then
+      cluster_start "e2e-$major-nochecksums" --no-data-checksums || exit 1
+      echo "e2e: PostgreSQL $major, data_checksums $(psql -X -At -c 'SHOW data_checksums')"
+      pgrx-tests/run.sh wal_fpi wal_whatif || failed=1
+      no_crash_in_log || failed=1
+      cluster_stop
+    fi
+    CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start "limited-$major" || exit 1
+    pgrx-tests/run.sh memory_limited || failed=1
+    no_crash_in_log || failed=1
+    ((failed == 0))
+    ;;
+  *) echo "test_version: unknown layer $layer (in-server or e2e)" >&2; exit 2 ;;
+esac
