@@ -5,6 +5,8 @@
 #                                       builds and installs compresslab, starts a cluster with a
 #                                       pgbench database: advice, lab, scenario studies,
 #                                       validations; writes results/report.md and chart.svg.
+#   bash scripts/report.sh --pg N       the same demo on PostgreSQL N (15, 17 or 18), set up by
+#                                       scripts/setup.sh --pg N (built or fetched once, cached)
 #   bash scripts/report.sh --dbname CONNINFO [--out DIR]
 #                                       your own database (also --dbname=CONNINFO, or PGDATABASE
 #                                       and the other PG* variables): needs only psql and the
@@ -20,14 +22,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PGBENCH_SCALE=${PGBENCH_SCALE:-5}
 REPORT_BUDGET=${REPORT_BUDGET:-30 s}
-usage() { echo "usage: bash scripts/report.sh [--dbname CONNINFO] [--out DIR]" >&2; exit 2; }
-user_db= out=
+usage() { echo "usage: bash scripts/report.sh [--pg 15|17|18] [--dbname CONNINFO] [--out DIR]" >&2; exit 2; }
+user_db= out= pg_major=
 while (($#)); do
   case $1 in
     --dbname) (($# >= 2)) || usage; user_db=$2; shift 2 ;;
     --dbname=*) user_db=${1#--dbname=}; shift ;;
     --out) (($# >= 2)) || usage; out=$2; shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
+    --pg) (($# >= 2)) || usage; pg_major=$2; shift 2 ;;
+    --pg=*) pg_major=${1#--pg=}; shift ;;
     *) usage ;;
   esac
 done
@@ -35,11 +39,21 @@ done
 
 # Your database: psql and the installed extension, nothing else.
 if [[ -n "$user_db" ]]; then
+  [[ -z "$pg_major" ]] || { echo "report: --pg goes with the demo (--dbname reports on the server it connects to)" >&2; exit 2; }
   exec scripts/report_user.sh "$user_db" "${out:-results/report-$(date -u +%Y%m%dT%H%M%SZ)}"
 fi
 [[ -z "$out" ]] || { echo "report: --out goes with --dbname (the demo writes results/)" >&2; exit 2; }
 
-scripts/setup.sh
+if [[ -n "$pg_major" ]]; then
+  # The last line setup.sh prints is that server's pg_config; scripts/cluster.sh follows it.
+  setup_log=$(mktemp)
+  scripts/setup.sh --pg "$pg_major" | tee "$setup_log"
+  PG_CONFIG=$(tail -1 "$setup_log")
+  rm -f "$setup_log"
+  export PG_CONFIG
+else
+  scripts/setup.sh
+fi
 source scripts/cluster.sh
 install_extension
 mkdir -p results

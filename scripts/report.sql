@@ -8,7 +8,8 @@ SET compresslab.bench_iterations = 5;
 \o results/report_body.md
 SELECT format('compresslab %s on PostgreSQL %s; pgbench scale %s (%s pages in pgbench_accounts); %s iterations per row after a warm-up.',
               compresslab.version(), current_setting('server_version'), (SELECT count(*) FROM pgbench_branches),
-              pg_relation_size('pgbench_accounts') / 8192, current_setting('compresslab.bench_iterations')) AS summary \gset
+              pg_relation_size('pgbench_accounts') / 8192, current_setting('compresslab.bench_iterations')) AS summary,
+       current_setting('server_version') AS server_version \gset
 \qecho :summary
 \qecho
 \qecho '## Build'
@@ -120,7 +121,7 @@ SELECT 'all random', strategy, records, raw_bytes, stored_bytes, round(ratio::nu
 \qecho '```'
 
 \qecho
-\qecho '## Rust against PostgreSQL''s own C code, same process, same slices'
+\qecho '## Rust against the C code of PostgreSQL' :server_version ', same process, same slices'
 \qecho
 \qecho 'Throughput ratios of ours to the server''s C routine, median and best of 31 iterations over at least 1 MB per payload: pglz compression and decompression on page images, 2 KB slices of WAL and text; CRC-32C on 8 KB. Each goal, held or short, is in the table after these.'
 \qecho
@@ -173,7 +174,7 @@ SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps
 \qecho '```'
 
 \qecho
-\qecho '### The speed goals, each beside its figure'
+\qecho '### The speed goals on PostgreSQL' :server_version ', each beside its figure'
 \qecho
 \qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks.'
 \qecho

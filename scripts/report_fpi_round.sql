@@ -1,6 +1,10 @@
 -- One validation round of the report under wal_compression = :setting (see report.sql).
 DROP TABLE IF EXISTS fpw;
 CREATE TABLE fpw WITH (fillfactor = 90, autovacuum_enabled = off) AS SELECT * FROM pgbench_accounts WHERE aid <= 100000;
+-- Hint bits set before the checkpoint: with data checksums (on by default from PostgreSQL 18)
+-- setting them after it would write each page's image then (XLOG_FPI_FOR_HINT) instead of
+-- with the update.
+SELECT count(*) AS hinted FROM fpw \gset
 SET wal_compression = :'setting';
 CHECKPOINT;
 SELECT pg_current_wal_lsn() AS start_lsn \gset

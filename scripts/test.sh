@@ -11,9 +11,10 @@
 #      installs it over / on a fresh cluster
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
 #   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "17 18"; empty for none),
-#      the server set up (scripts/setup.sh --pg N, cached), then the in-server layer and the
-#      end-to-end layer on it (scripts/test_version.sh; on 18 the WAL tests also without data
-#      checksums). Gates, core, package and fuzz do not depend on the server: 15 only.
+#      the server set up (scripts/setup.sh --pg N, cached), then the in-server layer, the
+#      end-to-end layer and the package layer on it (scripts/test_version.sh; on 18 the WAL
+#      tests also without data checksums). Gates, core and fuzz do not depend on the server:
+#      15 only.
 # The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
@@ -81,7 +82,8 @@ layers=("gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo p
 for major in ${COMPRESSLAB_TEST_PG-17 18}; do
   run_layer "in-server pg$major" scripts/test_version.sh "$major" in-server
   run_layer "end-to-end pg$major" scripts/test_version.sh "$major" e2e
-  layers+=("in-server pg$major" "end-to-end pg$major")
+  run_layer "package pg$major" scripts/test_version.sh "$major" package
+  layers+=("in-server pg$major" "end-to-end pg$major" "package pg$major")
 done
 
 echo "== summary"

@@ -2,6 +2,9 @@
 # The test layers on another PostgreSQL major (17 or 18), run by scripts/test.sh after the full
 # suite on 15:
 #   scripts/test_version.sh N in-server   #[pg_test] tests inside PostgreSQL N (cargo pgrx test pgN)
+#   scripts/test_version.sh N package     scripts/package.sh's tarball for N (compresslab-<v>-pgN-
+#                                         <arch>.tar.gz), checked and installed over / by
+#                                         pgrx-tests/package.sh on a fresh cluster of N
 #   scripts/test_version.sh N e2e         pgrx-tests/run.sh (every pg_regress test, memory_limited
 #                                         on a memory-limited cluster) and pgrx-tests/upgrade.sh
 #                                         against the extension installed into N (built once,
@@ -11,8 +14,8 @@
 # scripts/setup.sh --pg N first makes the server available (cached: seconds after the first run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-major=${1:?usage: scripts/test_version.sh 17|18 in-server|e2e}
-layer=${2:?usage: scripts/test_version.sh 17|18 in-server|e2e}
+major=${1:?usage: scripts/test_version.sh 17|18 in-server|e2e|package}
+layer=${2:?usage: scripts/test_version.sh 17|18 in-server|e2e|package}
 setup_log=$(mktemp)
 scripts/setup.sh --pg "$major" | tee "$setup_log"
 PG_CONFIG=$(tail -1 "$setup_log")
@@ -47,5 +50,8 @@ case $layer in
     no_crash_in_log || failed=1
     ((failed == 0))
     ;;
-  *) echo "test_version: unknown layer $layer (in-server or e2e)" >&2; exit 2 ;;
+  package)
+    scripts/package.sh && pgrx-tests/package.sh
+    ;;
+  *) echo "test_version: unknown layer $layer (in-server, e2e or package)" >&2; exit 2 ;;
 esac
