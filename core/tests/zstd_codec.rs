@@ -215,7 +215,7 @@ fn frames_declaring_more_than_the_limit_together_are_refused_before_decoding() {
 /// for anything that is not whole frames.
 #[test]
 fn max_content_bounds_real_frames_and_refuses_truncated_ones() {
-    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 2654435761 >> 24) as u8 & 0x0f).collect();
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x0f).collect();
     for level in [-5, 1, 3, 19] {
         let frame = zstd_codec::compress(&data, level, None).unwrap();
         let max = zstd_codec::max_content(&frame).unwrap();

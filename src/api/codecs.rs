@@ -238,8 +238,10 @@ fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
 fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
     let mut codec = c_codecs::build(&spec).or_raise();
     let raw_size = checked_raw_size(raw_size);
-    if spec.kind == MethodKind::ServerLz4 {
-        lz4::block::check_decodable(data.len(), raw_size).or_raise();
+    match spec.kind {
+        MethodKind::ServerLz4 => lz4::block::check_decodable(data.len(), raw_size).or_raise(),
+        MethodKind::ServerZstd => zstd_codec::check_decodable(data, raw_size).or_raise(),
+        _ => {}
     }
     let mut out = ResultBytea::zeroed(raw_size);
     codec.decompress(data, out.data_mut(), &mut check_interrupts).or_raise();
