@@ -216,20 +216,11 @@ pub fn decompress_with_tick(
 /// [`decompress_with_tick`] then reports (before allocating what a frame only claims).
 pub fn declared_size(src: &[u8]) -> Option<u64> {
     let mut total: u64 = 0;
-    let mut pos = 0;
-    while pos < src.len() {
-        let rest = &src[pos..];
-        match frame_at(rest, pos == 0).ok()? {
-            FrameStart::Skippable { len } => pos += len,
-            FrameStart::Frame { content_size, .. } => {
-                let extent = frame_extent(rest)?;
-                let declared = content_size.filter(|&declared| declared <= extent.capacity)?;
-                total = total.checked_add(declared)?;
-                pos += extent.len;
-            }
-        }
-    }
-    (pos > 0).then_some(total)
+    walk_frames(src, |content_size, extent| {
+        total = total.checked_add(content_size.filter(|&declared| declared <= extent.capacity)?)?;
+        Some(())
+    })?;
+    Some(total)
 }
 
 /// The most bytes the zstd frames of `src` can decode to, from their block headers (see
@@ -238,19 +229,30 @@ pub fn declared_size(src: &[u8]) -> Option<u64> {
 /// one before allocating it.
 pub fn max_content(src: &[u8]) -> Option<u64> {
     let mut total: u64 = 0;
+    walk_frames(src, |_, extent| {
+        total = total.checked_add(extent.capacity)?;
+        Some(())
+    })?;
+    Some(total)
+}
+
+/// Walk the frames of `src`, passing over skippable ones and calling `each` with every standard
+/// frame's declared content size and extent: `None` if `src` is not a sequence of whole frames
+/// or `each` gives `None`.
+fn walk_frames(src: &[u8], mut each: impl FnMut(Option<u64>, FrameExtent) -> Option<()>) -> Option<()> {
     let mut pos = 0;
     while pos < src.len() {
         let rest = &src[pos..];
         match frame_at(rest, pos == 0).ok()? {
             FrameStart::Skippable { len } => pos += len,
-            FrameStart::Frame { .. } => {
+            FrameStart::Frame { content_size, .. } => {
                 let extent = frame_extent(rest)?;
-                total = total.checked_add(extent.capacity)?;
+                each(content_size, extent)?;
                 pos += extent.len;
             }
         }
     }
-    (pos > 0).then_some(total)
+    (pos > 0).then_some(())
 }
 
 /// Refuse, before anything is allocated, a raw size that the frames of `src` cannot produce
