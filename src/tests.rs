@@ -433,7 +433,7 @@ mod tests {
         .unwrap();
         let checksum = checksum_row();
         let spill = compresslab_core::scenarios::spill::simulate(
-            &[b"x".to_vec()],
+            &compresslab_core::scenarios::spill::Records::try_from_slices(&[b"x"]).unwrap(),
             &compresslab_core::scenarios::spill::SpillSpec::all(1),
             &mut || (),
         )

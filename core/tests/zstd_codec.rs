@@ -162,7 +162,8 @@ fn a_frame_holding_less_than_it_declares_is_corrupt_on_every_path() {
     for data in [lying_frame, &both[..]] {
         let err = zstd_codec::decompress(data, None, 0x8f_ffff).unwrap_err();
         assert!(matches!(err, CodecError::Corrupt(_)), "{err:?}");
-        assert_eq!(zstd_codec::declared_size(data), Some(96));
+        // Its one empty block cannot hold 96 bytes: no size to allocate on its word.
+        assert_eq!(zstd_codec::declared_size(data), None);
         let mut dst = vec![0; 96];
         let err = zstd_codec::decompress_to(data, None, &mut dst, &mut || ()).unwrap_err();
         assert!(matches!(err, CodecError::Corrupt(_)), "{err:?}");
@@ -174,4 +175,55 @@ fn a_frame_holding_less_than_it_declares_is_corrupt_on_every_path() {
     large_lie.extend_from_slice(&[0x01, 0x00, 0x00]);
     let err = zstd_codec::decompress(&large_lie, None, 4 << 20).unwrap_err();
     assert!(matches!(&err, CodecError::Corrupt(m) if m.contains("declares 2000000 bytes")), "{err:?}");
+}
+
+/// Issue 31, item 5: the 16-byte frame of the report declares 1,000,000,000 bytes and holds one
+/// empty raw block. It is refused as corrupt from its block headers, before any allocation
+/// (no size is offered to allocate, and the decoder refuses it before its first step).
+#[test]
+fn a_tiny_frame_declaring_a_gigabyte_is_refused_before_allocating() {
+    let frame: &[u8] = b"\x28\xb5\x2f\xfd\xa4\x00\xca\x9a\x3b\x01\x00\x00\x99\xe9\xd8\x51";
+    assert_eq!(zstd_codec::declared_size(frame), None);
+    assert_eq!(zstd_codec::max_content(frame), Some(0));
+    assert!(matches!(zstd_codec::check_decodable(frame, 1_000_000_000), Err(CodecError::Corrupt(_))));
+    assert!(zstd_codec::check_decodable(frame, 0).is_ok());
+    let err = zstd_codec::decompress(frame, None, 1_073_741_818).unwrap_err();
+    assert!(
+        matches!(&err, CodecError::Corrupt(m) if m.contains("declares 1000000000 bytes of content, but its blocks can hold at most 0")),
+        "{err:?}"
+    );
+}
+
+/// Issue 31, item 5: frames whose declared sizes add up past the limit are refused before the
+/// first is decoded (the tick counts decoding steps: none ran).
+#[test]
+fn frames_declaring_more_than_the_limit_together_are_refused_before_decoding() {
+    let one = zstd_codec::compress(&vec![7u8; 1 << 20], 1, None).unwrap();
+    let eleven = one.repeat(11);
+    assert_eq!(zstd_codec::declared_size(&eleven), Some(11 << 20));
+    let mut steps = 0;
+    let err = zstd_codec::decompress_with_tick(&eleven, None, 10 << 20, &mut || steps += 1).unwrap_err();
+    assert!(
+        matches!(&err, CodecError::TooLarge(m) if m.contains("several frames declares 11534336 decompressed bytes")),
+        "{err:?}"
+    );
+    assert_eq!(steps, 0);
+    assert_eq!(zstd_codec::decompress(&eleven, None, 11 << 20).unwrap().len(), 11 << 20);
+}
+
+/// [`zstd_codec::max_content`] bounds what real frames hold, at every level, and is `None`
+/// for anything that is not whole frames.
+#[test]
+fn max_content_bounds_real_frames_and_refuses_truncated_ones() {
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x0f).collect();
+    for level in [-5, 1, 3, 19] {
+        let frame = zstd_codec::compress(&data, level, None).unwrap();
+        let max = zstd_codec::max_content(&frame).unwrap();
+        assert!(max >= data.len() as u64, "level {level}: {max}");
+        assert_eq!(zstd_codec::frame_extent(&frame).unwrap().len, frame.len());
+        assert_eq!(zstd_codec::max_content(&frame[..frame.len() - 1]), None);
+    }
+    let zeros = zstd_codec::compress(&vec![0u8; 5 << 20], 3, None).unwrap();
+    assert!(zstd_codec::max_content(&zeros).unwrap() >= 5 << 20);
+    assert_eq!(zstd_codec::max_content(b"not zstd"), None);
 }

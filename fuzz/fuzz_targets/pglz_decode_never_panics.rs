@@ -1,6 +1,7 @@
 //! Property: the pglz decoder never panics, never reads or writes out of bounds (ASan), and
-//! never produces more than the raw size it is given, whatever the input; `decompress` and
-//! `decompress_into` agree.
+//! never produces more than the raw size it is given, whatever the input; `decompress`,
+//! `decompress_into` and `decompress_into_ticking_every` (a tick every 1-128 bytes, from the
+//! mode byte: the fast loop cut at every tick point) agree.
 //!
 //! Input: byte 0 picks the raw size's range, bytes 1-2 its value, the rest is the compressed
 //! stream. Sizes up to 64 KiB keep >= 32 bytes of room for long stretches (the unchecked fast
@@ -39,6 +40,15 @@ fuzz_target!(|data: &[u8]| {
             }
             (Err(_), Err(_)) => {}
             (a, b) => panic!("decompress {a:?} and decompress_into {b:?} disagree"),
+        }
+        let mut ticked = vec![FILL; raw_size + GUARD];
+        let every = usize::from(mode >> 1) + 1;
+        let ticked_result =
+            pglz::decompress_into_ticking_every(src, &mut ticked[..raw_size], check_complete, every, &mut || ());
+        assert!(ticked[raw_size..].iter().all(|&b| b == FILL), "the ticking decoder wrote past its destination");
+        assert_eq!(ticked_result, into_result, "the ticking decoder disagrees");
+        if let Ok(n) = ticked_result {
+            assert_eq!(ticked[..n], buf[..n], "the ticking decoder's bytes differ");
         }
     }
 });

@@ -7,7 +7,7 @@
 #![no_main]
 
 use compresslab_core::registry::Named;
-use compresslab_core::scenarios::spill::{simulate, SpillSpec, SpillStrategy};
+use compresslab_core::scenarios::spill::{simulate, Records, SpillSpec, SpillStrategy};
 use compresslab_fuzz::Reader;
 use libfuzzer_sys::fuzz_target;
 
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let mut r = Reader::new(data);
     let level = i32::from(r.u8() % 3) + 1;
     let records = r.records(300, 256);
-    let rows = simulate(&records, &SpillSpec::all(level), &mut || {}).unwrap();
+    let rows = simulate(&Records::try_from_slices(&records).unwrap(), &SpillSpec::all(level), &mut || {}).unwrap();
     let raw: usize = records.iter().map(|r| r.len()).sum();
     assert_eq!(rows.len(), SpillStrategy::ALL.len());
     for row in &rows {

@@ -81,7 +81,7 @@ fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<R
 fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
     let room = pglz::decodable_room(data.len(), checked_raw_size(raw_size), check_complete).or_raise();
     let mut out = ResultBytea::zeroed(room);
-    let n = pglz::decompress_into(data, out.data_mut(), check_complete).or_raise();
+    let n = pglz::decompress_into_ticking(data, out.data_mut(), check_complete, &mut check_interrupts).or_raise();
     out.truncate(n);
     out
 }
@@ -105,7 +105,7 @@ fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea 
 fn lz4_decompress(data: &[u8]) -> ResultBytea {
     let (raw_size, block) = lz4::block::split_size_prefix(data, gucs::max_decompressed_size()).or_raise();
     let mut out = ResultBytea::zeroed(raw_size);
-    lz4::block::decompress_into(block, out.data_mut()).or_raise();
+    lz4::block::decompress_into_ticking(block, out.data_mut(), &mut check_interrupts).or_raise();
     out
 }
 
@@ -115,7 +115,7 @@ fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
     let raw_size = checked_raw_size(raw_size);
     lz4::block::check_decodable(data.len(), raw_size).or_raise();
     let mut out = ResultBytea::zeroed(raw_size);
-    lz4::block::decompress_into(data, out.data_mut()).or_raise();
+    lz4::block::decompress_into_ticking(data, out.data_mut(), &mut check_interrupts).or_raise();
     out
 }
 
@@ -123,7 +123,7 @@ fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
 #[pg_extern(immutable, strict, parallel_safe)]
 fn lz4_frame_compress(data: &[u8]) -> ResultBytea {
     ResultBytea::within_bound(lz4::frame::compress_bound(data.len()), |room| {
-        lz4::frame::compress_to(data, room).or_raise()
+        lz4::frame::compress_to_ticking(data, room, &mut check_interrupts).or_raise()
     })
 }
 
@@ -238,8 +238,10 @@ fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
 fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
     let mut codec = c_codecs::build(&spec).or_raise();
     let raw_size = checked_raw_size(raw_size);
-    if spec.kind == MethodKind::ServerLz4 {
-        lz4::block::check_decodable(data.len(), raw_size).or_raise();
+    match spec.kind {
+        MethodKind::ServerLz4 => lz4::block::check_decodable(data.len(), raw_size).or_raise(),
+        MethodKind::ServerZstd => zstd_codec::check_decodable(data, raw_size).or_raise(),
+        _ => {}
     }
     let mut out = ResultBytea::zeroed(raw_size);
     codec.decompress(data, out.data_mut(), &mut check_interrupts).or_raise();

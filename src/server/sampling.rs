@@ -6,6 +6,7 @@
 use std::ffi::{CStr, CString};
 
 use compresslab_core::error::try_copy;
+use compresslab_core::scenarios::spill::Records;
 use compresslab_core::scenarios::toast;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
@@ -215,11 +216,24 @@ pub fn estimated_rows(rel: &PgRelation) -> f64 {
 /// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied
 /// into a buffer allocated fallibly: a huge value is an ERROR, never an abort.
 fn varlena_bytes(datum: pg_sys::Datum) -> Vec<u8> {
-    // SAFETY: the datum is a varlena (bytea, text or any other variable-length type);
-    // pg_detoast_datum_packed returns a plain (possibly short-header) varlena in palloc'd
-    // memory that lives to the end of the call, whose payload we copy.
-    let bytes = unsafe { pgrx::varlena::varlena_to_byte_slice(pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr())) };
-    try_copy(bytes, "a value read").or_raise()
+    with_varlena_bytes(datum, |bytes| try_copy(bytes, "a value read")).or_raise()
+}
+
+/// `f` on the payload of a varlena datum (bytea, text or any other variable-length type),
+/// detoasted if need be; a detoasted copy is freed once `f` returns.
+fn with_varlena_bytes<T>(datum: pg_sys::Datum, f: impl FnOnce(&[u8]) -> T) -> T {
+    let original = datum.cast_mut_ptr::<pg_sys::varlena>();
+    // SAFETY: the datum is a varlena; pg_detoast_datum_packed returns it unchanged, or a plain
+    // (possibly short-header) copy in palloc'd memory that we own and free after `f` (which
+    // cannot keep the borrowed slice).
+    unsafe {
+        let plain = pg_sys::pg_detoast_datum_packed(original);
+        let result = f(pgrx::varlena::varlena_to_byte_slice(plain));
+        if plain != original {
+            pg_sys::pfree(plain.cast());
+        }
+        result
+    }
 }
 
 /// Every relation of this database that has storage and writes WAL.
@@ -259,8 +273,10 @@ const TUPLE_HEADER: usize = 24;
 
 /// Run the caller's `query` and return one record per non-NULL row: the bytes of a single
 /// bytea column, the text of a single column of another type, or the text form of a wider
-/// row. The query runs with the caller's privileges; only our wrapping is qualified.
-pub fn query_records(query: &str) -> Vec<Vec<u8>> {
+/// row. The query runs with the caller's privileges; only our wrapping is qualified. The
+/// records go into one fallibly grown buffer ([`Records`]): running out of memory is ERROR
+/// 53200, and memory stays near the records' bytes plus one length byte each.
+pub fn query_records(query: &str) -> Records {
     let query = query.trim().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     if query.is_empty() {
         raise(CodecError::invalid("query must not be empty"));
@@ -283,7 +299,7 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
             format!("SELECT compresslab_spill_row::pg_catalog.text FROM ({query}\n) compresslab_spill_row")
         };
         let mut cursor = client.try_open_cursor(sql.as_str(), &[]).unwrap_or_else(|e| spi_failed(e));
-        let mut records = Vec::new();
+        let mut records = Records::new();
         loop {
             check_for_interrupts!();
             let mut batch = cursor.fetch(FETCH_BATCH).unwrap_or_else(|e| spi_failed(e));
@@ -293,18 +309,7 @@ pub fn query_records(query: &str) -> Vec<Vec<u8>> {
             while batch.next().is_some() {
                 // A bytea's bytes, or the text's UTF-8 bytes: both are varlenas.
                 if let Some(datum) = batch.get_datum_by_ordinal(1).unwrap_or_else(|e| spi_failed(e)) {
-                    // The list grows by doubling: a failed growth is an ERROR, not an abort.
-                    records
-                        .try_reserve(1)
-                        .map_err(|_| {
-                            CodecError::out_of_memory(format!(
-                                "out of memory after {} records of the query: every record is held in memory; \
-                                 simulate fewer rows (LIMIT)",
-                                records.len()
-                            ))
-                        })
-                        .or_raise();
-                    records.push(varlena_bytes(datum));
+                    with_varlena_bytes(datum, |bytes| records.try_push(bytes)).or_raise();
                 }
             }
             // SAFETY: the batch was consumed and dropped above; SPI_tuptable still points at

@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::ptr::NonNull;
 
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
-use pgrx::{pg_sys, PgSqlErrorCode};
+use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
 
 use super::sampling::quote_identifier;
 use crate::errors::report;
@@ -33,6 +33,26 @@ unsafe extern "C-unwind" {
     #[cfg(not(feature = "pg15"))]
     #[link_name = "RelidByRelfilenumber"]
     fn relid_by_relfilenumber(tablespace: pg_sys::Oid, relfilenode: pg_sys::Oid) -> pg_sys::Oid;
+}
+
+/// The reader's page callback: the server's `read_local_xlog_page_no_wait`, after a check for
+/// cancel. One record of hundreds of MB (a logical message) is read page by page inside one
+/// `XLogReadRecord` call, which checks for nothing: without this, a cancel waited for the
+/// whole record (3.4 s for 400 MB in issue 31). An ERROR here leaves the reader as the
+/// server's own page readers do when they wait for WAL and are cancelled; `WalReader`'s drop
+/// frees it.
+#[pg_guard]
+unsafe extern "C-unwind" fn read_page_checking_interrupts(
+    state: *mut pg_sys::XLogReaderState,
+    target_page: pg_sys::XLogRecPtr,
+    req_len: c_int,
+    target_rec: pg_sys::XLogRecPtr,
+    cur_page: *mut c_char,
+) -> c_int {
+    check_for_interrupts!();
+    // SAFETY: the reader calls us with its own arguments, which we pass on unchanged to the
+    // callback `open` would otherwise have given it.
+    unsafe { read_local_xlog_page_no_wait(state, target_page, req_len, target_rec, cur_page) }
 }
 
 /// `wal_segment_size` of this cluster.
@@ -100,7 +120,7 @@ impl WalReader {
     /// Open a reader at the first record that starts at or after `start`.
     pub fn open(start: u64, end: u64) -> WalReader {
         let mut routine = pg_sys::XLogReaderRoutine {
-            page_read: Some(read_local_xlog_page_no_wait),
+            page_read: Some(read_page_checking_interrupts),
             segment_open: Some(wal_segment_open),
             segment_close: Some(wal_segment_close),
         };

@@ -72,8 +72,8 @@ impl Codec for Pglz {
     fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
         Ok(pglz::compress_to_ticking(src, dst, &self.strategy, self.fast, tick))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
-        pglz::decompress_into(src, dst, true).map(|_| ())
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        pglz::decompress_into_ticking(src, dst, true, tick).map(|_| ())
     }
 }
 
@@ -89,8 +89,8 @@ impl Codec for Lz4Block {
     fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
         lz4::block::compress_to_ticking(src, dst, tick).map(Some)
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
-        lz4::block::decompress_into(src, dst)
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        lz4::block::decompress_into_ticking(src, dst, tick)
     }
 }
 
@@ -103,9 +103,9 @@ impl Codec for Lz4Frame {
     fn compress_bound(&self, len: usize) -> usize {
         lz4::frame::compress_bound(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
         let mut cursor = Cursor::new(dst);
-        lz4::frame::compress_to_writer(src, &mut cursor)?;
+        lz4::frame::compress_to_writer(src, &mut cursor, tick)?;
         Ok(Some(cursor.position() as usize))
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {

@@ -53,7 +53,13 @@ pub fn decompress(src: &[u8], raw_size: usize) -> Result<Vec<u8>> {
 
 /// Decompress one LZ4 block into `dst`, which must be filled exactly.
 pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
-    let produced = decode::decompress_into(src, dst).map_err(|e| block_error(e, dst.len()))?;
+    decompress_into_ticking(src, dst, &mut || ())
+}
+
+/// [`decompress_into`], calling `tick` every [`decode::TICK_BYTES`] of output (where the
+/// extension checks for cancel).
+pub fn decompress_into_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    let produced = decode::decompress_into_ticking(src, dst, tick).map_err(|e| block_error(e, dst.len()))?;
     if produced != dst.len() {
         return Err(CodecError::corrupt(format!(
             "lz4 block decodes to {produced} bytes, but the raw size given is {}: the size given does not match the data",

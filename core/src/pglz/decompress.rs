@@ -31,7 +31,7 @@ pub fn decompress(src: &[u8], raw_size: usize, check_complete: bool) -> Result<V
     // corrupt datum cannot make us allocate a gigabyte.
     let producible = src.len().saturating_mul(MAX_EXPANSION);
     let mut out = try_zeroed(raw_size.min(producible), "the decompressed value")?;
-    let (produced, consumed) = decode(src, &mut out)?;
+    let (produced, consumed) = decode(src, &mut out, usize::MAX, &mut || ())?;
     if check_complete {
         check_completion(produced, raw_size, consumed, src.len())?;
     }
@@ -62,8 +62,36 @@ pub fn decodable_room(compressed_len: usize, raw_size: usize, check_complete: bo
 }
 
 pub fn decompress_into(src: &[u8], dst: &mut [u8], check_complete: bool) -> Result<usize> {
+    decompress_into_ticking(src, dst, check_complete, &mut || ())
+}
+
+/// Output between two `tick()` calls of [`decompress_into_ticking`]: a few ms of decoding.
+pub const DECODE_TICK_BYTES: usize = 4 << 20;
+
+/// [`decompress_into`], calling `tick` each time about [`DECODE_TICK_BYTES`] more bytes have been
+/// written (the extension checks for cancel there). The same bytes and the same errors.
+pub fn decompress_into_ticking(
+    src: &[u8],
+    dst: &mut [u8],
+    check_complete: bool,
+    tick: &mut dyn FnMut(),
+) -> Result<usize> {
+    decompress_into_ticking_every(src, dst, check_complete, DECODE_TICK_BYTES, tick)
+}
+
+/// [`decompress_into_ticking`] with a tick every `every` (at least 1) bytes, for the tests
+/// and the fuzz target `pglz_decode_never_panics`, which must reach the tick points with
+/// small outputs.
+#[doc(hidden)]
+pub fn decompress_into_ticking_every(
+    src: &[u8],
+    dst: &mut [u8],
+    check_complete: bool,
+    every: usize,
+    tick: &mut dyn FnMut(),
+) -> Result<usize> {
     let raw_size = dst.len();
-    let (produced, consumed) = decode(src, dst)?;
+    let (produced, consumed) = decode(src, dst, every.max(1), tick)?;
     if check_complete {
         check_completion(produced, raw_size, consumed, src.len())?;
     }
@@ -160,7 +188,13 @@ const FAST_INPUT: usize = 33;
 /// with [`copy_match_fast`], which may write a few bytes past its end (rewritten
 /// by later items or past the produced length). The first match closer to the
 /// end, and everything after it, goes through the checked loop.
-fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
+///
+/// `tick` runs between two control groups of the fast loop once the output has passed the
+/// next multiple of `every` bytes (the loop's output limit is cut there, which only makes it
+/// stop earlier, then it resumes where it stopped): the result does not depend on `every`.
+/// The checked loop needs no tick: it decodes fewer than [`FAST_INPUT`] × 91 bytes, or the
+/// last few hundred.
+fn decode(src: &[u8], out: &mut [u8], every: usize, tick: &mut dyn FnMut()) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
     let mut ip = 0usize;
@@ -168,7 +202,8 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
     let mut ctrl: u32 = 1;
 
     if slen >= FAST_INPUT && raw >= FAST_SLACK {
-        let op_end = raw - FAST_SLACK;
+        let op_last = raw - FAST_SLACK;
+        let mut next_tick = every;
         let src_ptr = src.as_ptr();
         let out_ptr = out.as_mut_ptr();
         // The input cursor as a pointer, sp = src + ip: a tag right after a run of n
@@ -190,55 +225,64 @@ fn decode(src: &[u8], out: &mut [u8]) -> Result<(usize, usize)> {
         // empty when the tag was the group's last item (ctrl == 1 gives n = 0), and
         // ends the group there: one test of the group's end per tag, not two. That
         // test is hard to predict, so the second one is dropped (BENCHMARKS.md).
-        'fast: while sp <= sp_end && op <= op_end {
-            // SAFETY: sp is inside src (sp <= sp_end); the pointer arithmetic below stays
-            // inside src as argued above.
-            unsafe {
-                ctrl = u32::from(*sp) | 0x100;
-                sp = sp.add(1);
+        'windows: loop {
+            let op_end = op_last.min(next_tick);
+            while sp <= sp_end && op <= op_end {
+                // SAFETY: sp is inside src (sp <= sp_end); the pointer arithmetic below stays
+                // inside src as argued above.
+                unsafe {
+                    ctrl = u32::from(*sp) | 0x100;
+                    sp = sp.add(1);
+                }
+                loop {
+                    // A run of n literals (0..=8: up to the next tag or the end of the group),
+                    // moved with one 8-byte copy.
+                    let n = ctrl.trailing_zeros() as usize;
+                    // SAFETY: sp + 8 <= src end and op + 8 <= raw (see above); src and out
+                    // are distinct slices (one shared, one exclusive), so they don't overlap.
+                    unsafe { ptr::copy_nonoverlapping(sp, out_ptr.add(op), 8) };
+                    op += n;
+                    ctrl >>= n;
+                    if ctrl == 1 {
+                        // SAFETY: sp + n is inside src (see above).
+                        sp = unsafe { sp.add(n) };
+                        break;
+                    }
+                    // A tag: read its (up to) three bytes with one 4-byte load.
+                    // SAFETY: sp + n + 4 <= src end (see above).
+                    let (tag, t) = unsafe {
+                        let tag = sp.add(n);
+                        (tag, u32::from_le_bytes(ptr::read_unaligned(tag as *const [u8; 4])))
+                    };
+                    let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
+                    let l = (t & 0x0f) as usize;
+                    let size = (l + 33) >> 4; // 2, or 3 when l == 15
+                    let len = l + 3 + (((t >> 16) & 0xff) as usize & (2usize.wrapping_sub(size)));
+                    if off.wrapping_sub(1) >= op {
+                        // SAFETY: tag and src_ptr point into the same slice.
+                        let tag_at = unsafe { tag.offset_from(src_ptr) } as usize;
+                        return Err(bad_offset(off, tag_at, op));
+                    }
+                    if len + FAST_SLACK > raw - op {
+                        // Too close to the end for chunked copies: leave this tag (its
+                        // control bit still unused) to the checked loop.
+                        sp = tag;
+                        break 'windows;
+                    }
+                    // SAFETY: tag + size is inside src (see above).
+                    sp = unsafe { tag.add(size) };
+                    // SAFETY: 1 <= off <= op and op + len + 32 <= raw = out.len().
+                    unsafe { copy_match_fast(out_ptr, op, off, len) };
+                    op += len;
+                    ctrl >>= 1;
+                }
             }
-            loop {
-                // A run of n literals (0..=8: up to the next tag or the end of the group),
-                // moved with one 8-byte copy.
-                let n = ctrl.trailing_zeros() as usize;
-                // SAFETY: sp + 8 <= src end and op + 8 <= raw (see above); src and out
-                // are distinct slices (one shared, one exclusive), so they don't overlap.
-                unsafe { ptr::copy_nonoverlapping(sp, out_ptr.add(op), 8) };
-                op += n;
-                ctrl >>= n;
-                if ctrl == 1 {
-                    // SAFETY: sp + n is inside src (see above).
-                    sp = unsafe { sp.add(n) };
-                    break;
-                }
-                // A tag: read its (up to) three bytes with one 4-byte load.
-                // SAFETY: sp + n + 4 <= src end (see above).
-                let (tag, t) = unsafe {
-                    let tag = sp.add(n);
-                    (tag, u32::from_le_bytes(ptr::read_unaligned(tag as *const [u8; 4])))
-                };
-                let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
-                let l = (t & 0x0f) as usize;
-                let size = (l + 33) >> 4; // 2, or 3 when l == 15
-                let len = l + 3 + (((t >> 16) & 0xff) as usize & (2usize.wrapping_sub(size)));
-                if off.wrapping_sub(1) >= op {
-                    // SAFETY: tag and src_ptr point into the same slice.
-                    let tag_at = unsafe { tag.offset_from(src_ptr) } as usize;
-                    return Err(bad_offset(off, tag_at, op));
-                }
-                if len + FAST_SLACK > raw - op {
-                    // Too close to the end for chunked copies: leave this tag (its
-                    // control bit still unused) to the checked loop.
-                    sp = tag;
-                    break 'fast;
-                }
-                // SAFETY: tag + size is inside src (see above).
-                sp = unsafe { tag.add(size) };
-                // SAFETY: 1 <= off <= op and op + len + 32 <= raw = out.len().
-                unsafe { copy_match_fast(out_ptr, op, off, len) };
-                op += len;
-                ctrl >>= 1;
+            if sp > sp_end || op > op_last {
+                break 'windows;
             }
+            // Stopped at the tick point only: op > next_tick, and the group is complete.
+            tick();
+            next_tick = op.saturating_add(every);
         }
         // SAFETY: sp and src_ptr point into the same slice, sp >= src_ptr.
         ip = unsafe { sp.offset_from(src_ptr) } as usize;

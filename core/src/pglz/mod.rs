@@ -212,6 +212,7 @@ pub use compress::{
     max_output, TICK_BYTES,
 };
 pub use decompress::{
-    decodable_room, decompress, decompress_into, max_decoded_len, maximum_compressed_size, MAX_RAW_SIZE,
+    decodable_room, decompress, decompress_into, decompress_into_ticking, decompress_into_ticking_every,
+    max_decoded_len, maximum_compressed_size, DECODE_TICK_BYTES, MAX_RAW_SIZE,
 };
 pub use strategy::Strategy;

@@ -148,24 +148,62 @@ const WILD_ROOM: usize = 16;
 /// longer ones by one exact copy (a memcpy call).
 const INLINE_COPY: usize = 32;
 
+/// Output between two `tick()` calls of [`decompress_into_ticking`]: some 1-2 ms of decoding.
+pub const TICK_BYTES: usize = 4 << 20;
+
 /// Decode the LZ4 block `src` into the front of `dst`; returns the number of bytes written.
 pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeError> {
-    decode::<false>(src, dst, &[])
+    decode::<false>(src, dst, &[], usize::MAX, &mut || ())
+}
+
+/// [`decompress_into`], calling `tick` each time about [`TICK_BYTES`] more bytes have been
+/// written (the extension checks for cancel there). The same bytes and the same errors.
+pub fn decompress_into_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize, DecodeError> {
+    decode::<false>(src, dst, &[], TICK_BYTES, tick)
+}
+
+/// [`decompress_into_ticking`] with a tick every `every` (at least 1) bytes: for the tests
+/// and the fuzz target `lz4_block_decode_matches_reference`, which must reach the window
+/// boundaries with small outputs.
+#[doc(hidden)]
+pub fn decompress_into_ticking_every(
+    src: &[u8],
+    dst: &mut [u8],
+    every: usize,
+    tick: &mut dyn FnMut(),
+) -> Result<usize, DecodeError> {
+    decode::<false>(src, dst, &[], every.max(1), tick)
 }
 
 /// [`decompress_into`] with `dict` as the bytes just before the output: matches may reach
 /// back into its last 64 KB.
 pub fn decompress_into_with_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<usize, DecodeError> {
-    decode::<true>(src, dst, dict)
+    decode::<true>(src, dst, dict, usize::MAX, &mut || ())
 }
 
+/// The decoder. The fast loop runs on `dst` cut at the next tick point (`every` bytes after
+/// the last one): it is handed a shorter slice, which only makes it leave earlier to the
+/// careful path, so the result and the errors do not depend on `every`. Once the output has
+/// passed the tick point, `tick` runs and the next point is set.
 #[inline(always)]
-fn decode<const DICT: bool>(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<usize, DecodeError> {
+fn decode<const DICT: bool>(
+    src: &[u8],
+    dst: &mut [u8],
+    dict: &[u8],
+    every: usize,
+    tick: &mut dyn FnMut(),
+) -> Result<usize, DecodeError> {
     let mut ip = 0usize;
     let mut op = 0usize;
+    let mut next_tick = every;
     loop {
         // Invariants: ip <= src.len(), op <= dst.len(), both at the start of a sequence.
-        fast_loop(src, dst, &mut ip, &mut op)?;
+        if op >= next_tick {
+            tick();
+            next_tick = op.saturating_add(every);
+        }
+        let window = dst.len().min(next_tick);
+        fast_loop(src, &mut dst[..window], &mut ip, &mut op)?;
 
         // Careful path: one sequence, every length checked.
         let token = *src.get(ip).ok_or(DecodeError::Truncated)?;

@@ -77,6 +77,17 @@ fn agree(src: &[u8], cap: usize, dict: &[u8]) -> Result<Vec<u8>, DecodeError> {
             lz4_flex::block::decompress_into_with_dict(src, &mut theirs, dict),
         )
     };
+    if dict.is_empty() {
+        // The ticking decoder, its windows cut anywhere, gives the same result.
+        for every in [1, 7, 64, 1000] {
+            let mut ticked = vec![0xA5; cap];
+            let t = decompress_into_ticking_every(src, &mut ticked, every, &mut || ());
+            assert_eq!(t, a, "ticking every {every} differs for {src:02x?} into {cap}");
+            if let Ok(n) = t {
+                assert_eq!(ticked[..n], ours[..n], "ticking every {every}: bytes differ for {src:02x?}");
+            }
+        }
+    }
     match (a, b) {
         (Ok(n), Ok(m)) => {
             assert_eq!(n, m, "lengths differ for {src:02x?}");
@@ -284,4 +295,34 @@ fn same_as_lz4_flex_on_garbage_and_damaged_blocks() {
         let _ = agree(&src, cap, &[]);
         let _ = agree(&src, cap, &dict);
     }
+}
+
+/// Issue 31, item 3: a long block ticks about once per TICK_BYTES of output, and to the same
+/// bytes as the plain decoder.
+#[test]
+fn long_blocks_tick_per_window() {
+    let mut rng = SeededRng::new(15);
+    let data: Vec<u8> =
+        (0..(9 * TICK_BYTES + 12345)).map(|i| if i % 97 == 0 { rng.next_u64() as u8 } else { b'x' }).collect();
+    let block = super::super::block::compress(&data).unwrap();
+    let mut out = vec![0; data.len()];
+    let mut ticks = 0;
+    assert_eq!(decompress_into_ticking(&block, &mut out, &mut || ticks += 1), Ok(data.len()));
+    assert!(out == data);
+    assert!((9..=10).contains(&ticks), "{ticks} ticks");
+    // One long match (a run of 40 MB from 2 bytes of literals) ticks after it.
+    let run = block_of_run(40 << 20);
+    let mut out = vec![0; 2 + (40 << 20) + 7];
+    let mut ticks = 0;
+    assert_eq!(decompress_into_ticking(&run, &mut out, &mut || ticks += 1), Ok(out.len()));
+    assert!(ticks <= 1, "{ticks}");
+}
+
+/// Two literals "ab", then a match of offset 2 and `len` bytes, then 5 literals as the format
+/// wants at the end.
+fn block_of_run(len: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    seq(&mut out, b"ab", Some((2, len)));
+    seq(&mut out, b"abababa", None);
+    out
 }

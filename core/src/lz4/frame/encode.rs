@@ -8,19 +8,27 @@ use crate::error::{CodecError, Result};
 /// independent 4 MB-max blocks — what `lz4 --content-size` would write.
 pub fn compress(src: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(src.len() / 2 + 64);
-    compress_to_writer(src, &mut out).expect("writing to a Vec cannot fail");
+    compress_to_writer(src, &mut out, &mut || ()).expect("writing to a Vec cannot fail");
     out
 }
 
-/// Compress `src` as [`compress`] does, writing the frame to `out`.
-pub fn compress_to_writer(src: &[u8], out: &mut impl Write) -> Result<()> {
+/// Input handed to the encoder between two `tick()` calls: one block.
+const TICK_BYTES: usize = 4 << 20;
+
+/// Compress `src` as [`compress`] does, writing the frame to `out`, one block of input at a
+/// time with a `tick` after each (where the extension checks for cancel). The frame is the
+/// same whatever the pieces: the encoder cuts blocks at 4 MB of input either way.
+pub fn compress_to_writer(src: &[u8], out: &mut impl Write, tick: &mut dyn FnMut()) -> Result<()> {
     let info = lz4_flex::frame::FrameInfo::new()
         .content_checksum(true)
         .content_size(Some(src.len() as u64))
         .block_size(lz4_flex::frame::BlockSize::Max4MB);
     let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, out);
     let fail = |e: &dyn std::fmt::Display| CodecError::invalid(format!("lz4 frame compression failed: {e}"));
-    encoder.write_all(src).map_err(|e| fail(&e))?;
+    for piece in src.chunks(TICK_BYTES) {
+        encoder.write_all(piece).map_err(|e| fail(&e))?;
+        tick();
+    }
     encoder.finish().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -28,9 +36,14 @@ pub fn compress_to_writer(src: &[u8], out: &mut impl Write) -> Result<()> {
 /// [`compress`] into the front of `dst` (at least [`compress_bound`] bytes); returns the
 /// frame's length.
 pub fn compress_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    compress_to_ticking(src, dst, &mut || ())
+}
+
+/// [`compress_to`] with a `tick` after every 4 MB block of input.
+pub fn compress_to_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize> {
     let room = dst.len();
     let mut rest = &mut dst[..];
-    compress_to_writer(src, &mut rest)?;
+    compress_to_writer(src, &mut rest, tick)?;
     Ok(room - rest.len())
 }
 

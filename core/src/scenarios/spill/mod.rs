@@ -87,7 +87,10 @@ use crate::error::{try_reserve, try_resize, CodecError, Result};
 use crate::registry::{parse_named, split_level, Named};
 use crate::zstd_codec;
 
+mod records;
 mod strategies;
+
+pub use records::Records;
 
 /// One strategy's outcome over all records.
 #[derive(Debug, Clone, Serialize)]
@@ -209,8 +212,8 @@ trait SpillDecoder {
 
 /// Run `strategies` over `records` (in order) and report one row per strategy. A record that
 /// does not read back identically is [`CodecError::Corrupt`].
-pub fn simulate(records: &[Vec<u8>], strategies: &[SpillSpec], tick: &mut dyn FnMut()) -> Result<Vec<SpillRow>> {
-    let raw_bytes: usize = records.iter().map(|r| r.len()).sum();
+pub fn simulate(records: &Records, strategies: &[SpillSpec], tick: &mut dyn FnMut()) -> Result<Vec<SpillRow>> {
+    let raw_bytes = records.raw_bytes();
     let mut rows = Vec::with_capacity(strategies.len());
     for &SpillSpec { strategy, level } in strategies {
         let timer = Timer::start();
@@ -237,7 +240,7 @@ pub fn simulate(records: &[Vec<u8>], strategies: &[SpillSpec], tick: &mut dyn Fn
 /// Write every record through `enc` into one spill file; returns the file and how many
 /// records were stored raw. Without `headers` the payloads are simply concatenated.
 fn write_spill(
-    records: &[Vec<u8>],
+    records: &Records,
     enc: &mut dyn SpillEncoder,
     headers: bool,
     tick: &mut dyn FnMut(),
@@ -276,7 +279,7 @@ fn write_spill(
 fn read_spill(
     strategy: &str,
     file: &[u8],
-    records: &[Vec<u8>],
+    records: &Records,
     dec: &mut dyn SpillDecoder,
     headers: bool,
     tick: &mut dyn FnMut(),
@@ -306,7 +309,7 @@ fn read_spill(
         try_resize(&mut out, record.len(), "a record read back")?;
         dec.decode(flag, payload, &mut out)
             .map_err(|e| CodecError::corrupt(format!("{strategy} spill file: record {i}: {}", e.message())))?;
-        if out != *record {
+        if out.as_slice() != record {
             let at = out.iter().zip(record.iter()).position(|(a, b)| a != b).unwrap_or(0);
             return Err(CodecError::corrupt(format!(
                 "{strategy} spill file: record {i} ({} bytes) read back differently from byte {at}",
@@ -331,6 +334,7 @@ mod tests;
 /// Any damage is [`CodecError::Corrupt`]; nothing may panic.
 #[doc(hidden)]
 pub fn read_back(strategy: SpillStrategy, file: &[u8], records: &[Vec<u8>]) -> Result<()> {
+    let records = Records::try_from_slices(records)?;
     let (_, mut dec) = strategies::codec_pair(strategy, 1)?;
-    read_spill(strategy.name(), file, records, dec.as_mut(), strategy.headers(), &mut || {})
+    read_spill(strategy.name(), file, &records, dec.as_mut(), strategy.headers(), &mut || {})
 }

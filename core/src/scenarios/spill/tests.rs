@@ -6,9 +6,13 @@ use crate::rng::SeededRng;
 
 const STRATEGIES: &[SpillStrategy] = SpillStrategy::ALL;
 
+fn recs(records: &[Vec<u8>]) -> Records {
+    Records::try_from_slices(records).unwrap()
+}
+
 fn run(records: &[Vec<u8>]) -> Vec<SpillRow> {
     let mut ticks = 0usize;
-    let rows = simulate(records, &SpillSpec::all(1), &mut || ticks += 1).unwrap();
+    let rows = simulate(&recs(records), &SpillSpec::all(1), &mut || ticks += 1).unwrap();
     assert!(records.is_empty() || ticks >= 2 * records.len().div_ceil(TICK_EVERY) * STRATEGIES.len());
     for r in &rows {
         eprintln!(
@@ -182,7 +186,7 @@ impl SpillDecoder for Lying {
 
 #[test]
 fn verification_catches_wrong_decodes_and_damaged_files() {
-    let records = hello_records(2000);
+    let records = recs(&hello_records(2000));
     for &strategy in STRATEGIES {
         let headers = strategy.headers();
         let name = strategy.name();
@@ -211,9 +215,10 @@ fn verification_catches_wrong_decodes_and_damaged_files() {
     }
     // A storage flag no strategy writes.
     let (mut enc, mut dec) = codec_pair(SpillStrategy::Lz4, 1).unwrap();
-    let (mut file, _) = write_spill(&records[..1], enc.as_mut(), true, &mut || ()).unwrap();
+    let first = recs(&hello_records(1));
+    let (mut file, _) = write_spill(&first, enc.as_mut(), true, &mut || ()).unwrap();
     file[0] = 9;
-    let err = read_spill("lz4", &file, &records[..1], dec.as_mut(), true, &mut || ()).unwrap_err();
+    let err = read_spill("lz4", &file, &first, dec.as_mut(), true, &mut || ()).unwrap_err();
     assert!(matches!(err, CodecError::Corrupt(_)), "{err:?}");
 }
 
@@ -235,21 +240,21 @@ fn runs_of_empty_records_read_back() {
     let mut records = vec![b"hello".to_vec()];
     records.extend(std::iter::repeat_n(Vec::new(), 40));
     records.push(b"world".to_vec());
-    let rows = simulate(&records, &SpillSpec::all(1), &mut || ()).unwrap();
+    let rows = simulate(&recs(&records), &SpillSpec::all(1), &mut || ()).unwrap();
     assert!(rows.iter().all(|r| r.records == 42 && r.raw_bytes == 10));
 }
 
 #[test]
 fn empty_input_gives_zero_rows_and_bytes() {
-    let rows = simulate(&[], &SpillSpec::all(1), &mut || ()).unwrap();
+    let rows = simulate(&Records::new(), &SpillSpec::all(1), &mut || ()).unwrap();
     assert_eq!(rows.len(), STRATEGIES.len());
     for r in rows {
         assert_eq!((r.records, r.raw_bytes, r.stored_bytes, r.raw_records), (0, 0, 0, 0), "{r:?}");
         assert_eq!(r.ratio, 1.0);
     }
-    assert!(simulate(&[], &[], &mut || ()).unwrap().is_empty());
+    assert!(simulate(&Records::new(), &[], &mut || ()).unwrap().is_empty());
     // Empty records are fine too.
-    let rows = simulate(&[Vec::new(), Vec::new()], &SpillSpec::all(1), &mut || ()).unwrap();
+    let rows = simulate(&recs(&[Vec::new(), Vec::new()]), &SpillSpec::all(1), &mut || ()).unwrap();
     assert!(rows.iter().all(|r| r.raw_bytes == 0 && r.records == 2));
 }
 
@@ -258,6 +263,6 @@ fn empty_input_gives_zero_rows_and_bytes() {
 fn long_records_tick() {
     let record = crate::lab::payload::synthetic(crate::lab::payload::SyntheticKind::Text, 5 << 20, 2).unwrap();
     let mut ticks = 0;
-    simulate(&[record], &[SpillSpec::parse("zstd_stream:1", 3).unwrap()], &mut || ticks += 1).unwrap();
+    simulate(&recs(&[record]), &[SpillSpec::parse("zstd_stream:1", 3).unwrap()], &mut || ticks += 1).unwrap();
     assert!(ticks >= 5, "{ticks}");
 }
