@@ -73,7 +73,7 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('arguments', 'NULL seed',         $q$SELECT compresslab.synthetic('text', 100, NULL)$q$),
   ('arguments', 'NULL size',         $q$SELECT compresslab.bench_synthetic('text', NULL)$q$),
   ('arguments', 'NULL hole',         $q$SELECT compresslab.bench_pages('pg_class', hole => NULL)$q$),
-  ('arguments', 'NULL offset',       $q$SELECT compresslab.bench_file('postgresql.conf', NULL, NULL, NULL, NULL)$q$),
+  ('arguments', 'NULL start_byte',   $q$SELECT compresslab.bench_file('postgresql.conf', NULL, NULL, NULL, NULL)$q$),
   ('arguments', 'NULL seed (toast)', $q$SELECT compresslab.estimate_toast_compression('pg_class', 'relname', 10, NULL)$q$),
   -- a view stores no values to sample: 42809
   ('arguments', 'a view (bench_column)', $q$SELECT compresslab.bench_column('a_view', 'body')$q$),
