@@ -20,7 +20,7 @@ SELECT kind, name, ok, detail FROM compresslab.capabilities() ORDER BY kind DESC
 \qecho
 \qecho '## Versions'
 \qecho
-\qecho 'compresslab, the libraries it runs and the server'\''s (`compresslab.versions()`); `compresslab.methods()` says which each method runs.'
+\qecho 'compresslab, the libraries it runs and those of the server (`compresslab.versions()`); `compresslab.methods()` says which each method runs.'
 \qecho
 \qecho '```'
 SELECT component, version, detail FROM compresslab.versions();

@@ -11,7 +11,7 @@ SET client_min_messages = warning;
 SET compresslab.bench_iterations = 5;
 \qecho '## Versions'
 \qecho
-\qecho 'compresslab, the libraries it runs and the server'\''s (compresslab.versions()).'
+\qecho 'compresslab, the libraries it runs and those of the server (compresslab.versions()).'
 \qecho
 \qecho '```'
 SELECT component, version, detail FROM compresslab.versions();
