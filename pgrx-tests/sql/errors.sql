@@ -1,13 +1,8 @@
 -- Every bad input gets an ERROR with the right SQLSTATE and a message a DBA understands:
 -- XX001 data_corrupted, 22023 invalid_parameter_value, 54000 program_limit_exceeded.
 CREATE EXTENSION compresslab;
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN others THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\set try_schema pg_temp
+\ir include/try.sql
 CREATE TEMP TABLE good AS
 SELECT compresslab.pglz_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS pglz,
        compresslab.lz4_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS lz4,
