@@ -19,6 +19,15 @@ SELECT kind, name, ok, detail FROM compresslab.capabilities() ORDER BY kind DESC
 \qecho '```'
 
 \qecho
+\qecho '## Versions'
+\qecho
+\qecho 'compresslab, the libraries it runs and those of the server (`compresslab.versions()`); `compresslab.methods()` says which each method runs.'
+\qecho
+\qecho '```'
+SELECT component, version, detail FROM compresslab.versions();
+\qecho '```'
+
+\qecho
 \qecho '## The lab: page images of pgbench_accounts (hole removed), every method'
 \qecho
 \qecho 'A seeded sample of 512 pages, each page image compressed on its own as a full-page write would be; speeds are MB/s of uncompressed bytes, median (best) of the iterations. The chart `chart.svg` plots ratio against compression speed for these rows.'
@@ -130,7 +139,7 @@ SELECT convert_to(repeat(string_agg(description, ' ' ORDER BY objoid, classoid, 
 CREATE TEMP TABLE vs_c AS
 SELECT 'page images (hole removed)' AS payload, * FROM compresslab.bench_pages('pgbench_accounts', ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[0], 31, sample_pages => 1024, seed => 2)
 UNION ALL
-SELECT 'WAL, 2 KB slices', * FROM compresslab.bench_file(:'wal_segment', ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[2048], 31, length => 4194304)
+SELECT 'WAL, 2 KB slices', * FROM compresslab.bench_file(:'wal_segment', ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[2048], 31, byte_count => 4194304)
 UNION ALL
 SELECT 'catalog text, ' || s || '-byte slices', b.* FROM catalog_text, unnest(ARRAY[2048, 8192]) s,
        compresslab.bench(data, ARRAY['pglz','pglz_fast','server_pglz'], ARRAY[s], 31) b;
@@ -184,7 +193,7 @@ SELECT 'catalog text, ' || s / 1024 || ' KB values' AS payload, b.*
 CREATE TEMP TABLE lz4_vs AS
 SELECT 'page images (hole removed)' AS payload, * FROM compresslab.bench_pages('pgbench_accounts', ARRAY['lz4','server_lz4'], ARRAY[0], 31, sample_pages => 1024, seed => 2)
 UNION ALL
-SELECT 'WAL, 8 KB slices', * FROM compresslab.bench_file(:'wal_segment', ARRAY['lz4','server_lz4'], ARRAY[8192], 31, length => 4194304);
+SELECT 'WAL, 8 KB slices', * FROM compresslab.bench_file(:'wal_segment', ARRAY['lz4','server_lz4'], ARRAY[8192], 31, byte_count => 4194304);
 CREATE TEMP TABLE crc_goal AS
 SELECT * FROM compresslab.bench_crc(slice_sizes => ARRAY[16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], iterations => 31);
 \qecho '```'

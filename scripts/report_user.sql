@@ -9,6 +9,14 @@ SET search_path = pg_catalog, pg_temp;
 \pset footer off
 SET client_min_messages = warning;
 SET compresslab.bench_iterations = 5;
+\qecho '## Versions'
+\qecho
+\qecho 'compresslab, the libraries it runs and those of the server (compresslab.versions()).'
+\qecho
+\qecho '```'
+SELECT component, version, detail FROM compresslab.versions();
+\qecho '```'
+\qecho
 SELECT rolsuper OR pg_has_role('pg_read_server_files', 'MEMBER') AS may_read_wal FROM pg_roles WHERE rolname = current_user \gset
 \if :may_read_wal
 \qecho '## WAL what-if: the WAL in pg_wal under every wal_compression setting'

@@ -10,9 +10,9 @@ CREATE TYPE compresslab.bench_result AS (
     compress_mbps float8, decompress_mbps float8, compress_mbps_best float8, decompress_mbps_best float8,
     compress_ns_per_byte float8, decompress_ns_per_byte float8,
     compress_wall_seconds float8, compress_cpu_seconds float8, decompress_wall_seconds float8, decompress_cpu_seconds float8,
-    iterations int
+    iterations int, busy boolean
 );
-COMMENT ON TYPE compresslab.bench_result IS 'One benchmark row: payload source, method and level, slice size; bytes in and out; median and best MB/s and median ns per uncompressed byte; wall and CPU (thread CPU clock) seconds of the timed iterations';
+COMMENT ON TYPE compresslab.bench_result IS 'One benchmark row: payload source, method and level, slice size; bytes in and out; median and best MB/s and median ns per uncompressed byte (decompression: NULL where every slice was stored raw); wall and CPU (thread CPU clock) seconds of the timed iterations; busy: wall time over 1.5 times CPU time';
 
 -- compresslab_core::lab::ChecksumRow: bench_crc.
 CREATE TYPE compresslab.checksum_result AS (

@@ -428,7 +428,7 @@ mod tests {
             "raw_bytes": 1, "stored_bytes": 1, "ratio": 1.0, "compress_mbps": 1.0, "decompress_mbps": 1.0,
             "compress_mbps_best": 1.0, "decompress_mbps_best": 1.0, "compress_ns_per_byte": 1.0,
             "decompress_ns_per_byte": 1.0, "compress_wall_seconds": 1.0, "compress_cpu_seconds": 1.0,
-            "decompress_wall_seconds": 1.0, "decompress_cpu_seconds": 1.0, "iterations": 1
+            "decompress_wall_seconds": 1.0, "decompress_cpu_seconds": 1.0, "iterations": 1, "busy": false
         }))
         .unwrap();
         let checksum = checksum_row();

@@ -17,28 +17,23 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use compresslab_core::lz4::block::{compress_bound, compress_to, decompress_into};
-use synthetic::synthetic;
+use synthetic::{command, synthetic, Command};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|a| a == "cg") {
-        return passes(&args[1..]);
-    }
-    if args.is_empty() {
-        for (name, data) in synthetic() {
-            for slice in [8192, 65536] {
-                run(&name, &data, slice, 5);
+    match command() {
+        Command::Passes(args) => passes(&args),
+        Command::Synthetic(payloads) => {
+            for (name, data) in payloads {
+                for slice in [8192, 65536] {
+                    run(&name, &data, slice, 5);
+                }
             }
         }
-        return;
+        Command::File { name, data, slice, reps, extra } => {
+            assert!(extra.is_empty(), "lz4_speed takes FILE [SLICE [REPS]]");
+            run(&name, &data, slice, reps)
+        }
     }
-    let data = std::fs::read(&args[0]).expect("read input file");
-    let slice: usize = args.get(1).map_or(8192, |s| s.parse().expect("slice size"));
-    let reps: usize = args.get(2).map_or(5, |s| s.parse().expect("repetitions"));
-    let name = std::path::Path::new(&args[0])
-        .file_name()
-        .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
-    run(&name, &data, slice, reps);
 }
 
 /// Each slice compressed into a block of its own, then every block decoded.

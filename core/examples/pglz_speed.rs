@@ -22,29 +22,22 @@ mod synthetic;
 
 use std::hint::black_box;
 
-use synthetic::synthetic;
+use synthetic::{command, synthetic, Command};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|a| a == "cg") {
-        return passes(&args[1..]);
-    }
-    if args.is_empty() {
-        for (name, data) in synthetic() {
-            for slice in [8192, 2048] {
-                run(&name, &data, slice, 5, false);
+    match command() {
+        Command::Passes(args) => passes(&args),
+        Command::Synthetic(payloads) => {
+            for (name, data) in payloads {
+                for slice in [8192, 2048] {
+                    run(&name, &data, slice, 5, false);
+                }
             }
         }
-        return;
+        Command::File { name, data, slice, reps, extra } => {
+            run(&name, &data, slice, reps, extra.first().is_some_and(|a| a == "fast"))
+        }
     }
-    let data = std::fs::read(&args[0]).expect("read input file");
-    let slice: usize = args.get(1).map_or(8192, |s| s.parse().expect("slice size"));
-    let reps: usize = args.get(2).map_or(5, |s| s.parse().expect("repetitions"));
-    let name = std::path::Path::new(&args[0])
-        .file_name()
-        .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
-    let fast = args.get(3).is_some_and(|a| a == "fast");
-    run(&name, &data, slice, reps, fast);
 }
 
 fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {

@@ -142,7 +142,26 @@ pub struct MethodInfo {
     pub family: Family,
     /// PostgreSQL's own C code (or the C library the server links), built by the extension.
     pub server: bool,
+    /// The code that runs it (`compresslab.methods()` adds the version).
+    pub library: Library,
     pub about: &'static str,
+}
+
+/// Which code a method runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Library {
+    /// compresslab's own Rust code (the core crate).
+    Compresslab,
+    /// The lz4_flex crate (Rust).
+    Lz4Flex,
+    /// The libzstd the zstd crate compiles in (C, statically linked).
+    BundledZstd,
+    /// PostgreSQL's own C code, in the server binary.
+    Postgres,
+    /// The liblz4 the server has loaded.
+    ServerLz4,
+    /// The libzstd the server has loaded.
+    ServerZstd,
 }
 
 /// The method table.
@@ -152,6 +171,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "memcpy",
         family: Family::Copy,
         server: false,
+        library: Library::Compresslab,
         about: "a plain copy: the speed limit of any method",
     },
     MethodInfo {
@@ -159,6 +179,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "pglz",
         family: Family::Pglz,
         server: false,
+        library: Library::Compresslab,
         about: "our pglz, byte-identical to PostgreSQL's, default strategy (as TOAST and wal_compression)",
     },
     MethodInfo {
@@ -166,6 +187,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "pglz_fast",
         family: Family::Pglz,
         server: false,
+        library: Library::Compresslab,
         about: "our pglz with a faster match finder: same format, not byte-identical",
     },
     MethodInfo {
@@ -173,6 +195,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "pglz_always",
         family: Family::Pglz,
         server: false,
+        library: Library::Compresslab,
         about: "our pglz with the always strategy (no size or saving thresholds)",
     },
     MethodInfo {
@@ -180,6 +203,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "lz4",
         family: Family::Lz4,
         server: false,
+        library: Library::Compresslab,
         about: "an LZ4 block, byte for byte what the server's liblz4 writes for lz4 TOAST values",
     },
     MethodInfo {
@@ -187,6 +211,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "lz4_frame",
         family: Family::Lz4,
         server: false,
+        library: Library::Lz4Flex,
         about: "an LZ4 frame with content size and checksum (lz4_flex), as the lz4 tool writes",
     },
     MethodInfo {
@@ -194,6 +219,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "zstd",
         family: Family::Zstd,
         server: false,
+        library: Library::BundledZstd,
         about: "a zstd frame (the zstd crate's static libzstd)",
     },
     MethodInfo {
@@ -201,6 +227,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "server_pglz",
         family: Family::Pglz,
         server: true,
+        library: Library::Postgres,
         about: "PostgreSQL's own C pglz_compress/pglz_decompress, default strategy",
     },
     MethodInfo {
@@ -208,6 +235,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "server_pglz_always",
         family: Family::Pglz,
         server: true,
+        library: Library::Postgres,
         about: "PostgreSQL's own C pglz with the always strategy",
     },
     MethodInfo {
@@ -215,6 +243,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "server_lz4",
         family: Family::Lz4,
         server: true,
+        library: Library::ServerLz4,
         about: "the liblz4 the server links: LZ4_compress_default / LZ4_decompress_safe",
     },
     MethodInfo {
@@ -222,6 +251,7 @@ pub const METHODS: &[MethodInfo] = &[
         name: "server_zstd",
         family: Family::Zstd,
         server: true,
+        library: Library::ServerZstd,
         about: "the libzstd the server links: ZSTD_compressCCtx / ZSTD_decompressDCtx",
     },
 ];
@@ -354,6 +384,11 @@ mod tests {
             assert_eq!(parse_named::<MethodKind>(&kind.name().to_uppercase()).unwrap(), *kind);
         }
         assert!(DEFAULT_BENCH_METHODS.iter().all(|m| MethodSpec::parse(m, 3).is_ok()));
+        // Server methods, and only they, run the server's code.
+        for m in METHODS {
+            let servers = matches!(m.library, Library::Postgres | Library::ServerLz4 | Library::ServerZstd);
+            assert_eq!(m.server, servers, "{}", m.name);
+        }
     }
 
     #[test]

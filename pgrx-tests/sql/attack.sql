@@ -14,13 +14,8 @@ BEGIN
 EXCEPTION WHEN others THEN
   RETURN SQLSTATE;
 END $$;
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN others THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\set try_schema pg_temp
+\ir include/try.sql
 -- Each codec's valid output of the same input, and how to decode a value of it ($1).
 CREATE TEMP TABLE subject AS SELECT compresslab.synthetic('text', 3000, 7) AS d;
 CREATE TEMP TABLE codec AS

@@ -5,6 +5,30 @@ SELECT n.nspname AS schema, e.extrelocatable AS relocatable
  WHERE e.extname = 'compresslab';
 SELECT compresslab.version() = extversion AS version_matches_catalog
   FROM pg_extension WHERE extname = 'compresslab';
+-- versions(): compresslab's is the installed extension's, PostgreSQL's the server's; each C
+-- library's dotted version is the number its *_versionNumber() returned, and the server's
+-- libraries were loaded from files named after that version (Debian's liblz4.so.1.9.4).
+SELECT component,
+       CASE component
+         WHEN 'compresslab' THEN version = (SELECT extversion FROM pg_extension WHERE extname = 'compresslab')
+         WHEN 'PostgreSQL' THEN version = current_setting('server_version')
+              AND detail = 'server_version_num = ' || current_setting('server_version_num')
+         WHEN 'lz4_flex' THEN version ~ '^0\.11\.[0-9]+$'
+         ELSE nullif(split_part(detail, '() = ', 2), '')::int = split_part(version, '.', 1)::int * 10000
+              + split_part(version, '.', 2)::int * 100 + split_part(version, '.', 3)::int
+       END AS consistent,
+       CASE WHEN component LIKE '%server''s%' THEN detail ~ ('\.so\.' || replace(version, '.', '\.') || ',') END
+         AS file_named_after_version
+  FROM compresslab.versions();
+-- methods() names the library each method runs, with the version versions() reports
+SELECT method, server_code, regexp_replace(library, '[0-9]+(\.[0-9]+)+', 'N', 'g') AS library
+  FROM compresslab.methods() ORDER BY method;
+SELECT bool_and(m.library LIKE '% ' || v.version || '%') AS same_versions
+  FROM compresslab.methods() m
+  JOIN compresslab.versions() v ON v.component = CASE m.method
+    WHEN 'server_lz4' THEN 'liblz4 (server''s)' WHEN 'server_zstd' THEN 'libzstd (server''s)'
+    WHEN 'zstd' THEN 'libzstd (compresslab''s)' WHEN 'lz4_frame' THEN 'lz4_flex' ELSE 'compresslab' END
+ WHERE NOT m.method LIKE 'server_pglz%';
 SELECT kind, name, ok FROM compresslab.capabilities() ORDER BY kind, name;
 -- Volatility, strictness and parallel safety are declared like core's: i/s/v, strict,
 -- s(afe)/r(estricted)/u(nsafe), per overload.

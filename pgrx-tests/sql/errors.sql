@@ -1,13 +1,8 @@
 -- Every bad input gets an ERROR with the right SQLSTATE and a message a DBA understands:
 -- XX001 data_corrupted, 22023 invalid_parameter_value, 54000 program_limit_exceeded.
 CREATE EXTENSION compresslab;
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN others THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\set try_schema pg_temp
+\ir include/try.sql
 CREATE TEMP TABLE good AS
 SELECT compresslab.pglz_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS pglz,
        compresslab.lz4_compress(convert_to(repeat('abcdefgh', 100), 'UTF8')) AS lz4,
@@ -73,7 +68,7 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('arguments', 'NULL seed',         $q$SELECT compresslab.synthetic('text', 100, NULL)$q$),
   ('arguments', 'NULL size',         $q$SELECT compresslab.bench_synthetic('text', NULL)$q$),
   ('arguments', 'NULL hole',         $q$SELECT compresslab.bench_pages('pg_class', hole => NULL)$q$),
-  ('arguments', 'NULL offset',       $q$SELECT compresslab.bench_file('postgresql.conf', NULL, NULL, NULL, NULL)$q$),
+  ('arguments', 'NULL start_byte',   $q$SELECT compresslab.bench_file('postgresql.conf', NULL, NULL, NULL, NULL)$q$),
   ('arguments', 'NULL seed (toast)', $q$SELECT compresslab.estimate_toast_compression('pg_class', 'relname', 10, NULL)$q$),
   -- a view stores no values to sample: 42809
   ('arguments', 'a view (bench_column)', $q$SELECT compresslab.bench_column('a_view', 'body')$q$),

@@ -48,8 +48,30 @@ SELECT source, method, level, slice_size, slices, raw_slices, raw_bytes, stored_
  WHERE method IN ('memcpy', 'pglz', 'server_pglz', 'lz4', 'server_lz4', 'zstd', 'server_zstd')
  ORDER BY source, method, level;
 -- a server file: the current WAL segment, sliced into 2 KB pieces
-SELECT source = 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()) AS is_wal, method, slice_size, slices, raw_bytes
-  FROM compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), ARRAY['lz4'], ARRAY[2048], 1, length => 1048576);
+SELECT source = 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()) || '[0+1048576]' AS is_wal, method, slice_size, slices, raw_bytes
+  FROM compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), ARRAY['lz4'], ARRAY[2048], 1, byte_count => 1048576);
+-- parts of a file: start_byte and byte_count (no quoting needed), each part named in source
+SELECT replace(source, 'pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), 'WAL') AS source, slices, raw_bytes
+  FROM unnest(ARRAY[0, 8192, 16760832]) s,
+       compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), ARRAY['lz4'], ARRAY[8192], 1, start_byte => s, byte_count => 16384)
+ ORDER BY s;
+SELECT source, raw_bytes > 0 AS read FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1);
+SELECT raw_bytes > 0 AS read_to_the_end, source LIKE 'postgresql.conf[100+%]' AS named
+  FROM compresslab.bench_file('postgresql.conf', ARRAY['lz4'], ARRAY[0], 1, start_byte => 100);
+-- too large a byte_count says so; a negative one is refused
+SELECT * FROM compresslab.bench_file('postgresql.conf', byte_count => 2000000000);
+SELECT * FROM compresslab.bench_file('postgresql.conf', start_byte => -1);
+-- a method that stored every slice raw decompressed nothing: no decompression speed (memcpy,
+-- which stores every slice as is by design, keeps its copy speed)
+SELECT method, slices = raw_slices AS all_raw, decompress_mbps IS NULL AS no_decompress_mbps,
+       decompress_mbps_best IS NULL AND decompress_ns_per_byte IS NULL AS no_decompress_figures,
+       compress_mbps > 0 AS compress_timed
+  FROM compresslab.bench_synthetic('random', 50000, 1, ARRAY['pglz', 'server_pglz', 'lz4', 'server_lz4', 'memcpy'], ARRAY[2048], 1)
+ ORDER BY method;
+-- busy: wall time of the timed regions over 1.5 times their CPU time, on every row
+SELECT count(*) AS rows, bool_and(busy = (compress_wall_seconds + decompress_wall_seconds
+                                          > 1.5 * (compress_cpu_seconds + decompress_cpu_seconds))) AS busy_is_wall_over_cpu
+  FROM compresslab.bench_synthetic('text', 50000, 1, ARRAY['pglz', 'lz4', 'zstd:1'], ARRAY[2048, 0], 2);
 -- every method on every payload source
 CREATE TEMP TABLE every_method AS
 SELECT ARRAY['memcpy','pglz','pglz_fast','pglz_always','server_pglz','server_pglz_always','lz4','lz4_frame','server_lz4',
@@ -59,7 +81,7 @@ SELECT CASE WHEN source LIKE 'pg_wal/%' THEN 'WAL segment' ELSE source END AS so
   FROM (SELECT b.* FROM every_method, compresslab.bench(convert_to(repeat('every method ', 3000), 'UTF8'), methods, ARRAY[0], 1) b
         UNION ALL SELECT b.* FROM every_method, compresslab.bench_pages('accounts', methods, ARRAY[0], 1, sample_pages => 4) b
         UNION ALL SELECT b.* FROM every_method, compresslab.bench_column('docs', 'body', methods, ARRAY[0], 1, sample_values => 20) b
-        UNION ALL SELECT b.* FROM every_method, compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), methods, ARRAY[0], 1, length => 65536) b
+        UNION ALL SELECT b.* FROM every_method, compresslab.bench_file('pg_wal/' || pg_walfile_name(pg_current_wal_lsn()), methods, ARRAY[0], 1, byte_count => 65536) b
         UNION ALL SELECT b.* FROM every_method, compresslab.bench_synthetic('pgbench', 30000, 1, methods, ARRAY[0], 1) b) r
  GROUP BY 1 ORDER BY 1;
 -- checksums: every implementation, same values per family (checked inside), by slice size

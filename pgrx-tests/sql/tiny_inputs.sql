@@ -6,13 +6,8 @@
 -- calls run in one fresh session, whose peak resident memory (VmHWM, from /proc) must stay
 -- under 100 MB where each call used to touch about 1 GB.
 CREATE EXTENSION compresslab;
-CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE q;
-  RETURN 'ok';
-EXCEPTION WHEN others THEN
-  RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+\set try_schema public
+\ir include/try.sql
 \c
 SELECT name, result FROM (VALUES
   ('lz4_decompress, 1 byte for 1 GB',         $q$SELECT compresslab.lz4_decompress('\x00'::bytea, 1073741818)$q$),

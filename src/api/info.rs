@@ -1,15 +1,86 @@
-//! What this build offers: `version()`, `capabilities()` (every codec and checksum exercised
-//! once) and the choices the SQL API takes by name (`methods()`).
+//! What this build offers: `version()`, `versions()` (compresslab's, its libraries' and the
+//! server's), `capabilities()` (every codec and checksum exercised once) and the choices the
+//! SQL API takes by name (`methods()`, with the library each method runs).
 
-use compresslab_core::registry::{Named, METHODS};
+use compresslab_core::registry::{Library, Named, METHODS};
+use compresslab_core::versions::{dotted, locked_version, zstd_version_number};
 use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, Method};
 use pgrx::prelude::*;
+
+use crate::server::versions::{server_lz4, server_zstd, LoadedLibrary};
 
 /// The extension's version: this crate's, which is the control file's `default_version` (the
 /// core crate is versioned on its own).
 #[pg_extern(immutable, parallel_safe)]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
+}
+
+/// The server's version (`server_version`) and `server_version_num`.
+fn postgres_version() -> (String, String) {
+    let setting = |name: &str| {
+        Spi::get_one_with_args::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    };
+    (setting("server_version"), setting("server_version_num"))
+}
+
+/// A crate's version as Cargo.lock pinned it at build time.
+fn locked(name: &str) -> String {
+    locked_version(name).unwrap_or("unknown").to_string()
+}
+
+/// One row per piece of code compresslab runs or reports on: compresslab itself, the libzstd
+/// and lz4_flex compiled into it, the liblz4 and libzstd the server has loaded (asked of the
+/// loaded libraries; NULL when the server has not loaded one) and PostgreSQL. `detail` says
+/// where each version comes from.
+#[pg_extern(stable, parallel_safe)]
+fn versions(
+) -> TableIterator<'static, (name!(component, String), name!(version, Option<String>), name!(detail, String))> {
+    let server = |what: &str, lib: Option<LoadedLibrary>, function: &str| match lib {
+        Some(l) => (what.to_string(), Some(dotted(l.number)), format!("{}, {function}() = {}", l.file, l.number)),
+        None => (what.to_string(), None, "not loaded by the server".to_string()),
+    };
+    let (pg, pg_num) = postgres_version();
+    TableIterator::new(vec![
+        ("compresslab".to_string(), Some(version().to_string()), "the extension's library".to_string()),
+        (
+            "libzstd (compresslab's)".to_string(),
+            Some(dotted(zstd_version_number())),
+            format!(
+                "statically linked by the zstd crate {}, ZSTD_versionNumber() = {}",
+                locked("zstd"),
+                zstd_version_number()
+            ),
+        ),
+        ("lz4_flex".to_string(), Some(locked("lz4_flex")), "Rust crate, LZ4 frames (Cargo.lock at build time)".into()),
+        server("liblz4 (server's)", server_lz4(), "LZ4_versionNumber"),
+        server("libzstd (server's)", server_zstd(), "ZSTD_versionNumber"),
+        ("PostgreSQL".to_string(), Some(pg), format!("server_version_num = {pg_num}")),
+    ])
+}
+
+/// The code `library` names, with its version.
+fn library_text(library: Library) -> String {
+    let loaded = |name: &str, lib: Option<LoadedLibrary>| match lib {
+        Some(l) => format!("the server's {name} {}", dotted(l.number)),
+        None => format!("the server's {name} (not loaded)"),
+    };
+    match library {
+        Library::Compresslab => format!("compresslab {} (Rust)", version()),
+        Library::Lz4Flex => format!("lz4_flex {} (Rust)", locked("lz4_flex")),
+        Library::BundledZstd => {
+            format!("libzstd {} (C, in the zstd crate {})", dotted(zstd_version_number()), locked("zstd"))
+        }
+        Library::Postgres => {
+            let version = postgres_version().0;
+            format!("PostgreSQL {} (C)", version.split_whitespace().next().unwrap_or_default())
+        }
+        Library::ServerLz4 => loaded("liblz4", server_lz4()),
+        Library::ServerZstd => loaded("libzstd", server_zstd()),
+    }
 }
 
 /// Sample input for the smoke round trips: repetitive text with some variation.
@@ -66,8 +137,9 @@ fn capabilities(
 }
 
 /// The benchmark methods of the lab, from the registry: name, codec family, whether it is
-/// PostgreSQL's own C code, the levels it takes, and what it is.
-#[pg_extern(immutable, parallel_safe)]
+/// PostgreSQL's own C code, the levels it takes, what it is, and the library (with its
+/// version) it runs.
+#[pg_extern(stable, parallel_safe)]
 fn methods() -> TableIterator<
     'static,
     (
@@ -77,6 +149,7 @@ fn methods() -> TableIterator<
         name!(min_level, Option<i32>),
         name!(max_level, Option<i32>),
         name!(description, String),
+        name!(library, String),
     ),
 > {
     TableIterator::new(METHODS.iter().map(|m| {
@@ -88,6 +161,7 @@ fn methods() -> TableIterator<
             levels.as_ref().map(|r| *r.start()),
             levels.as_ref().map(|r| *r.end()),
             m.about.to_string(),
+            library_text(m.library),
         )
     }))
 }

@@ -3,7 +3,8 @@
 //! markdown and SVG output.
 
 use compresslab_core::error::try_copy;
-use compresslab_core::lab::{self, payload, render, BenchRow, Codec, Hooks, Measurement, Payload};
+use compresslab_core::lab::batches::PROGRESS_EVERY;
+use compresslab_core::lab::{self, payload, render, BenchRow, Hooks, Measurement, Payload, RunOptions};
 use compresslab_core::page::Hole;
 use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
 use compresslab_core::CodecError;
@@ -59,69 +60,16 @@ pub(crate) fn methods(methods: Option<Vec<Option<String>>>) -> Vec<MethodSpec> {
 }
 
 /// The options every bench function takes, parsed once.
-struct BenchOptions {
-    methods: Vec<MethodSpec>,
-    slice_sizes: Vec<usize>,
-    iterations: u32,
-}
-
-impl BenchOptions {
-    fn from_sql(methods: Option<Vec<Option<String>>>, sizes: Option<Vec<Option<i32>>>, n: Option<i32>) -> BenchOptions {
-        BenchOptions {
-            methods: self::methods(methods),
-            slice_sizes: slice_sizes(sizes, DEFAULT_SLICE_SIZES),
-            iterations: iterations(n),
-        }
+fn run_options(methods: Option<Vec<Option<String>>>, sizes: Option<Vec<Option<i32>>>, n: Option<i32>) -> RunOptions {
+    RunOptions {
+        methods: self::methods(methods),
+        slice_sizes: slice_sizes(sizes, DEFAULT_SLICE_SIZES),
+        iterations: iterations(n),
     }
 }
 
-/// Measure every method and slice size over payload batches, merging batch measurements so
-/// that only one batch is in memory at a time. The methods take turns within each iteration
-/// (see `measure_codecs`), so their ratios are fair even when the machine's speed drifts.
-fn run_batches(opts: &BenchOptions, source: &str, mut next_batch: impl FnMut() -> Option<Payload>) -> Vec<BenchRow> {
-    let mut hooks = PgHooks;
-    let mut merged: Vec<(MethodSpec, usize, Measurement)> = Vec::new();
-    let labels = opts.methods.iter().map(MethodSpec::label).collect::<Vec<_>>().join(", ");
-    let mut batch_no = 0;
-    while let Some(batch) = next_batch() {
-        batch_no += 1;
-        for (k, &slice_size) in opts.slice_sizes.iter().enumerate() {
-            hooks.progress(&format!(
-                "{source}{}: {labels} on {} slices ({}%)",
-                if batch_no > 1 { format!(" batch {batch_no}") } else { String::new() },
-                if slice_size == 0 { "whole".to_string() } else { format!("{slice_size}-byte") },
-                k * 100 / opts.slice_sizes.len()
-            ));
-            let mut codecs: Vec<Box<dyn Codec>> = opts.methods.iter().map(build_codec).collect();
-            let mut refs: Vec<&mut dyn Codec> = codecs.iter_mut().map(|c| c.as_mut() as &mut dyn Codec).collect();
-            let measurements =
-                lab::measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut hooks).or_raise();
-            for (i, (spec, m)) in opts.methods.iter().zip(measurements).enumerate() {
-                if batch_no == 1 {
-                    merged.push((*spec, slice_size, m));
-                } else {
-                    merged[k * opts.methods.len() + i].2.merge(&m);
-                }
-            }
-        }
-    }
-    // Rows by method, then slice size, as the options list them.
-    let methods = opts.methods.len();
-    let mut order: Vec<usize> = (0..merged.len()).collect();
-    order.sort_by_key(|&at| (at % methods, at / methods));
-    order
-        .iter()
-        .map(|&at| {
-            let (spec, slice, m) = &merged[at];
-            m.row(source, spec, *slice)
-        })
-        .collect()
-}
-
-fn run_payload(opts: &BenchOptions, payload: Payload) -> Vec<BenchRow> {
-    let name = payload.name.clone();
-    let mut once = Some(payload);
-    run_batches(opts, &name, || once.take())
+fn run_payload(opts: &RunOptions, payload: Payload) -> Vec<BenchRow> {
+    lab::run_payload(opts, payload, &mut c_codecs::build, &mut PgHooks).or_raise()
 }
 
 fn bench_rows(rows: Vec<BenchRow>) -> SetOfIterator<'static, Row> {
@@ -136,7 +84,7 @@ fn bench(
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
-    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let opts = run_options(methods, slice_sizes, iterations);
     let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
     bench_rows(run_payload(&opts, Payload::new("bytea", vec![data])))
 }
@@ -155,7 +103,7 @@ fn bench_pages(
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let seed = required(seed, "seed");
     let hole = required(hole, "hole");
-    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let opts = run_options(methods, slice_sizes, iterations);
     let hole = Hole::parse(hole).or_raise();
     let rel = required(rel, "rel").open();
     require_page_read(&rel);
@@ -163,9 +111,8 @@ fn bench_pages(
     let blocks = sampled_blocks(nblocks, sample_size(sample_pages, "sample_pages"), seed);
     let source = format!("{} pages ({})", rel.name(), hole.label());
     let mut batches = blocks.chunks(PAGES_PER_BATCH);
-    bench_rows(run_batches(&opts, &source, || {
-        batches.next().map(|b| Payload::new(source.clone(), read_pages(&rel, b, hole)))
-    }))
+    let next = || Ok(batches.next().map(|b| Payload::new(source.clone(), read_pages(&rel, b, hole))));
+    bench_rows(lab::run_batches(&opts, &source, next, &mut c_codecs::build, &mut PgHooks, PROGRESS_EVERY).or_raise())
 }
 
 /// Benchmark a column's values (detoasted), a seeded sample of `sample_values` rows read with
@@ -181,7 +128,7 @@ fn bench_column(
     seed: default!(Option<i32>, "0"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let seed = required(seed, "seed");
-    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let opts = run_options(methods, slice_sizes, iterations);
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     let values = sampling::column_values(&rel, col, sample_size(sample_values, "sample_values"), seed);
     bench_rows(run_payload(&opts, Payload::new(format!("{}.{col} values", rel.name()), values)))
@@ -210,14 +157,14 @@ fn bench_overhead(
         name!(lab_compress_mbps, f64),
         name!(bare_compress_mbps, f64),
         name!(compress_overhead_percent, f64),
-        name!(lab_decompress_mbps, f64),
-        name!(bare_decompress_mbps, f64),
-        name!(decompress_overhead_percent, f64),
+        name!(lab_decompress_mbps, Option<f64>),
+        name!(bare_decompress_mbps, Option<f64>),
+        name!(decompress_overhead_percent, Option<f64>),
     ),
 > {
     let slice_size = required(slice_size, "slice_size");
     let slice = self::slice_sizes(Some(vec![Some(slice_size)]), &[])[0];
-    let opts = BenchOptions::from_sql(methods, None, iterations);
+    let opts = run_options(methods, None, iterations);
     let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
     let payload = Payload::new("bytea", vec![data]);
     let mut hooks = PgHooks;
@@ -245,7 +192,7 @@ fn bench_overhead(
                 overhead(lab.compress_mbps, bare.compress_mbps),
                 lab.decompress_mbps,
                 bare.decompress_mbps,
-                overhead(lab.decompress_mbps, bare.decompress_mbps),
+                lab.decompress_mbps.zip(bare.decompress_mbps).map(|(l, b)| overhead(l, b)),
             )
         })
         .collect();
@@ -253,22 +200,26 @@ fn bench_overhead(
 }
 
 /// Benchmark a server file or WAL segment (path relative to the data directory, or absolute),
-/// from `offset` for `length` bytes (NULL: to the end). Superuser or pg_read_server_files.
+/// from `start_byte` for `byte_count` bytes (NULL: to the end); rows of a part of a file name
+/// it `path[start+bytes]`. Superuser or pg_read_server_files.
 #[pg_extern(volatile, parallel_safe)]
 fn bench_file(
     path: Option<&str>,
     methods: default!(Option<Vec<Option<String>>>, "NULL"),
     slice_sizes: default!(Option<Vec<Option<i32>>>, "NULL"),
     iterations: default!(Option<i32>, "NULL"),
-    offset: default!(Option<i64>, "0"),
-    length: default!(Option<i64>, "NULL"),
+    start_byte: default!(Option<i64>, "0"),
+    byte_count: default!(Option<i64>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
-    let offset = required(offset, "offset");
+    let start = required(start_byte, "start_byte");
     let path = required(path, "path");
     require_server_file_read(path);
-    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
-    let data = files::read_server_file(path, offset, length, gucs::VARLENA_MAX as usize);
-    bench_rows(run_payload(&opts, Payload::new(path.to_string(), vec![data])))
+    let opts = run_options(methods, slice_sizes, iterations);
+    let data = files::read_server_file(path, start, byte_count, gucs::VARLENA_MAX as usize);
+    // Part of a file: the range read, so that rows of different parts tell apart.
+    let source =
+        if start == 0 && byte_count.is_none() { path.to_string() } else { format!("{path}[{start}+{}]", data.len()) };
+    bench_rows(run_payload(&opts, Payload::new(source, vec![data])))
 }
 
 /// Benchmark seeded synthetic data: zeros, random, text (English-like), pgbench (rows).
@@ -283,7 +234,7 @@ fn bench_synthetic(
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let size = required(size, "size");
     let seed = required(seed, "seed");
-    let opts = BenchOptions::from_sql(methods, slice_sizes, iterations);
+    let opts = run_options(methods, slice_sizes, iterations);
     let kind = parse_named(required(kind, "kind")).or_raise();
     bench_rows(run_payload(&opts, synthetic_payload(kind, size, seed)))
 }
@@ -356,7 +307,7 @@ fn bench_crc(
 /// (1 MB each) and the pages of pg_attribute and pg_proc (hole removed), each whole and in
 /// 2 KB and 8 KB slices, with every default method.
 fn suite_rows(iterations: Option<i32>) -> Vec<BenchRow> {
-    let opts = BenchOptions::from_sql(None, None, iterations);
+    let opts = run_options(None, None, iterations);
     let mut rows = Vec::new();
     for &kind in payload::SyntheticKind::ALL {
         rows.extend(run_payload(&opts, synthetic_payload(kind, 1 << 20, 0)));

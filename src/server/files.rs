@@ -26,7 +26,8 @@ fn os_message(e: &std::io::Error) -> String {
 }
 
 /// `length` bytes of the file at `path` (relative to the data directory, or absolute) from
-/// `offset` (NULL length: to the end), at most `limit` bytes.
+/// `offset` (NULL length: to the end), at most `limit` bytes. Messages name the arguments as
+/// `bench_file` calls them (`start_byte`, `byte_count`).
 pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usize) -> Vec<u8> {
     let io_error = |e: std::io::Error| -> ! {
         let code = match e.kind() {
@@ -37,7 +38,7 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
         report(code, format!("could not read file \"{path}\": {}", os_message(&e)), None)
     };
     if offset < 0 || length.is_some_and(|l| l < 0) {
-        raise(CodecError::invalid("offset and length must not be negative"));
+        raise(CodecError::invalid("start_byte and byte_count must not be negative"));
     }
     // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
     let mut file = File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).unwrap_or_else(|e| io_error(e));
@@ -51,9 +52,13 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
     }
     let wanted = length.map(|l| l as u64).unwrap_or(meta.len().saturating_sub(offset as u64));
     if wanted > limit as u64 {
-        raise(CodecError::too_large(format!(
-            "{wanted} bytes requested from \"{path}\"; give length (at most {limit})"
-        )));
+        raise(CodecError::too_large(match length {
+            Some(n) => format!("byte_count {n} is too large: the lab reads at most {limit} bytes at once"),
+            None => format!(
+                "\"{path}\" has {wanted} bytes from start_byte {offset} to its end, more than the lab reads at once; \
+                 give byte_count (at most {limit})"
+            ),
+        }));
     }
     file.seek(SeekFrom::Start(offset as u64)).unwrap_or_else(|e| io_error(e));
     let mut data = try_with_capacity(wanted as usize, "the file's bytes").or_raise();

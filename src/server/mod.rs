@@ -11,6 +11,7 @@ pub mod pages;
 pub mod privileges;
 pub mod relations;
 pub mod sampling;
+pub mod versions;
 pub mod wal;
 
 use compresslab_core::lab::Hooks;

@@ -1,7 +1,37 @@
 //! The deterministic payloads the speed examples use when no file is given (page-like,
-//! WAL-like and text, 2 MB each), shared by `pglz_speed` and `lz4_speed`.
+//! WAL-like and text, 2 MB each), and their command line, shared by `pglz_speed` and
+//! `lz4_speed`.
 
 use compresslab_core::rng::SeededRng;
+
+/// What a speed example's command line asks for.
+pub enum Command {
+    /// `cg ARGS...`: instruction-count passes (`scripts/callgrind.sh`).
+    Passes(Vec<String>),
+    /// No arguments: every synthetic payload, each at the example's slice sizes.
+    Synthetic(Vec<(String, Vec<u8>)>),
+    /// `FILE [SLICE [REPETITIONS [EXTRA...]]]` (defaults 8192 and 5): the file's name and
+    /// bytes, the slice size, the repetitions and what follows.
+    File { name: String, data: Vec<u8>, slice: usize, reps: usize, extra: Vec<String> },
+}
+
+/// The command line of a speed example.
+pub fn command() -> Command {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "cg") {
+        return Command::Passes(args[1..].to_vec());
+    }
+    if args.is_empty() {
+        return Command::Synthetic(synthetic());
+    }
+    let data = std::fs::read(&args[0]).expect("read input file");
+    let slice: usize = args.get(1).map_or(8192, |s| s.parse().expect("slice size"));
+    let reps: usize = args.get(2).map_or(5, |s| s.parse().expect("repetitions"));
+    let name = std::path::Path::new(&args[0])
+        .file_name()
+        .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
+    Command::File { name, data, slice, reps, extra: args.get(3..).unwrap_or_default().to_vec() }
+}
 
 /// Deterministic stand-ins when no files are given: page-like, WAL-like and text.
 pub fn synthetic() -> Vec<(String, Vec<u8>)> {

@@ -22,12 +22,14 @@
 //!   each the median and the best of the iterations, plus the summed wall time and the CPU time
 //!   (user + system, from the thread's CPU clock; see `clock`) of the timed regions.
 
+pub mod batches;
 pub mod checksums;
 pub mod codecs;
 pub mod harness;
 pub mod payload;
 pub mod render;
 
+pub use batches::{run_batches, run_payload, RunOptions};
 pub use checksums::{bench_checksums, Checksum, ChecksumRow};
 pub use codecs::Codec;
 pub use harness::{bench_codec, measure_bare, measure_codec, measure_codecs, BenchRow, Hooks, Measurement, NoHooks};

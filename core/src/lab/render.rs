@@ -29,14 +29,16 @@ pub fn markdown(rows: &[BenchRow]) -> String {
     );
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {:.1} ({:.1}) | {:.1} ({:.1}) | {:.3} | {} → {} | {}/{} | {:.3}/{:.3} |\n",
+            "| {} | {} | {} | {:.1} ({:.1}) | {} | {:.3} | {} → {} | {}/{} | {:.3}/{:.3}{} |\n",
             r.source,
             method_label(r),
             slice_label(r.slice_size),
             r.compress_mbps,
             r.compress_mbps_best,
-            r.decompress_mbps,
-            r.decompress_mbps_best,
+            match (r.decompress_mbps, r.decompress_mbps_best) {
+                (Some(median), Some(best)) => format!("{median:.1} ({best:.1})"),
+                _ => "– (all raw)".to_string(),
+            },
             r.ratio,
             r.raw_bytes,
             r.stored_bytes,
@@ -44,9 +46,17 @@ pub fn markdown(rows: &[BenchRow]) -> String {
             r.slices,
             r.compress_cpu_seconds,
             r.decompress_cpu_seconds,
+            if r.busy { " busy" } else { "" },
         ));
     }
-    out.push_str("\nratio = raw bytes / stored bytes (lzbench prints the inverse, stored/raw, as a percentage).\n");
+    out.push_str("\nratio = raw bytes / stored bytes (lzbench prints the inverse, stored/raw, as a percentage).");
+    // On the same line, so that a table has as many lines however busy the machine was.
+    if rows.iter().any(|r| r.busy) {
+        out.push_str(
+            " busy: wall time exceeded 1.5× the CPU time; the machine was busy and the speeds (wall-clock) understate the CPU-time rate.",
+        );
+    }
+    out.push('\n');
     out
 }
 
@@ -195,6 +205,7 @@ mod tests {
     fn markdown_has_a_row_per_result_and_survives_json() {
         let rows = rows("text", 30_000, &["zstd:5", "lz4"]);
         let table = markdown(&rows);
+        // header, rule, two rows, blank, the note (which says so if a row was busy)
         assert_eq!(table.lines().count(), 6);
         assert!(table.contains("ratio = raw bytes / stored bytes"));
         assert!(table.contains("| text | zstd 5 | 8 KB |"), "{table}");
@@ -206,6 +217,22 @@ mod tests {
             assert!((b.compress_ns_per_byte - r.compress_ns_per_byte).abs() < 1e-9);
         }
         assert_eq!(markdown(&back), table);
+    }
+
+    #[test]
+    fn all_raw_rows_show_no_decompression_speed_and_busy_rows_say_so() {
+        let p = Payload::new("random", vec![synthetic(SyntheticKind::Random, 9_000, 1).unwrap()]);
+        let mut row = bench_codec(&p, 2048, codec("pglz").as_mut(), 1, &mut NoHooks).unwrap();
+        row.busy = true;
+        let table = markdown(&[row]);
+        assert!(table.contains("| – (all raw) |"), "{table}");
+        assert!(table.contains(" busy |") && table.contains("percentage). busy: wall time exceeded 1.5×"), "{table}");
+        assert_eq!(table.lines().count(), 5, "{table}");
+        // Older JSON without the busy column still reads.
+        let mut json =
+            serde_json::to_value(bench_codec(&p, 0, codec("lz4").as_mut(), 1, &mut NoHooks).unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("busy");
+        assert!(!serde_json::from_value::<BenchRow>(json).unwrap().busy);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::codecs::Codec;
 use super::payload::Payload;
 use crate::clock::Timer;
 use crate::error::{try_zeroed, CodecError, Result};
-use crate::registry::MethodSpec;
+use crate::registry::{MethodKind, MethodSpec};
 
 /// Callbacks into the host: `tick` runs between slices and during long ones (the extension
 /// checks for interrupts there, so cancel and `statement_timeout` stop a run), `progress`
@@ -23,6 +23,8 @@ use crate::registry::MethodSpec;
 pub trait Hooks {
     fn tick(&mut self) {}
     fn progress(&mut self, _what: &str) {}
+    /// A timed iteration starts: `done` of `of` (0: the untimed warm-up).
+    fn iteration(&mut self, _done: u32, _of: u32) {}
 }
 
 /// Hooks that do nothing (plain cargo tests and benches).
@@ -44,21 +46,35 @@ pub struct BenchRow {
     pub stored_bytes: i64,
     /// raw_bytes / stored_bytes.
     pub ratio: f64,
-    /// Medians over iterations, in MB/s (10^6 uncompressed bytes per second).
+    /// Medians over iterations, in MB/s (10^6 uncompressed bytes per second); decompression
+    /// figures are None where every slice was stored raw (nothing was decompressed), except
+    /// for memcpy, whose copy back is its point.
     pub compress_mbps: f64,
-    pub decompress_mbps: f64,
+    pub decompress_mbps: Option<f64>,
     /// Best iteration.
     pub compress_mbps_best: f64,
-    pub decompress_mbps_best: f64,
+    pub decompress_mbps_best: Option<f64>,
     /// Median nanoseconds per uncompressed byte.
     pub compress_ns_per_byte: f64,
-    pub decompress_ns_per_byte: f64,
+    pub decompress_ns_per_byte: Option<f64>,
     /// Wall and CPU (user + system) seconds of all timed iterations.
     pub compress_wall_seconds: f64,
     pub compress_cpu_seconds: f64,
     pub decompress_wall_seconds: f64,
     pub decompress_cpu_seconds: f64,
     pub iterations: i32,
+    /// The machine was busy: the timed regions took more than [`BUSY_RATIO`] times their CPU
+    /// time in wall time, so the speeds (wall-clock) understate the CPU-time rate.
+    #[serde(default)]
+    pub busy: bool,
+}
+
+/// Wall time over CPU time above which a row is flagged `busy`.
+pub const BUSY_RATIO: f64 = 1.5;
+
+/// Whether `wall` seconds for `cpu` seconds of work mean the thread waited for the CPU.
+pub fn busy(wall: f64, cpu: f64) -> bool {
+    wall > BUSY_RATIO * cpu
 }
 
 pub(crate) fn median(values: &[f64]) -> f64 {
@@ -139,10 +155,24 @@ impl Measurement {
             (run.slices, run.raw_bytes, run.stored_bytes, run.raw_slices);
     }
 
+    /// The median decompression pass in MB/s, even where every slice was stored raw (the pass
+    /// then only copied them back), for models that need a read speed in every case.
+    pub fn decompress_mbps_raw(&self) -> f64 {
+        mbps(self.raw_bytes, median(&self.decompress_secs))
+    }
+
     /// Summarise as a result row.
     pub fn row(&self, source: &str, spec: &MethodSpec, slice_size: usize) -> BenchRow {
         let compress_median = median(&self.compress_secs);
         let decompress_median = median(&self.decompress_secs);
+        // Nothing was decompressed when every slice was stored raw: no speed to report. memcpy
+        // stores every slice as is by design; its copy back is the speed limit it stands for.
+        let decompressed = self.raw_slices < self.slices || spec.kind == MethodKind::Memcpy;
+        let decompress = |v: f64| decompressed.then_some(v);
+        let (wall, cpu) = (
+            self.compress_secs.iter().chain(&self.decompress_secs).sum::<f64>(),
+            self.compress_cpu + self.decompress_cpu,
+        );
         BenchRow {
             source: source.to_string(),
             method: spec.name().to_string(),
@@ -154,16 +184,17 @@ impl Measurement {
             stored_bytes: self.stored_bytes as i64,
             ratio: if self.stored_bytes > 0 { self.raw_bytes as f64 / self.stored_bytes as f64 } else { 1.0 },
             compress_mbps: mbps(self.raw_bytes, compress_median),
-            decompress_mbps: mbps(self.raw_bytes, decompress_median),
+            decompress_mbps: decompress(mbps(self.raw_bytes, decompress_median)),
             compress_mbps_best: mbps(self.raw_bytes, best(&self.compress_secs)),
-            decompress_mbps_best: mbps(self.raw_bytes, best(&self.decompress_secs)),
+            decompress_mbps_best: decompress(mbps(self.raw_bytes, best(&self.decompress_secs))),
             compress_ns_per_byte: ns_per_byte(compress_median, self.raw_bytes),
-            decompress_ns_per_byte: ns_per_byte(decompress_median, self.raw_bytes),
+            decompress_ns_per_byte: decompress(ns_per_byte(decompress_median, self.raw_bytes)),
             compress_wall_seconds: self.compress_secs.iter().sum(),
             compress_cpu_seconds: self.compress_cpu,
             decompress_wall_seconds: self.decompress_secs.iter().sum(),
             decompress_cpu_seconds: self.decompress_cpu,
             iterations: self.compress_secs.len() as i32,
+            busy: busy(wall, cpu),
         }
     }
 }
@@ -210,6 +241,7 @@ pub fn measure_codecs(
         .map(|_| Measurement { slices: arenas.ends.len(), raw_bytes: arenas.unpacked.len(), ..Measurement::default() })
         .collect();
     for iteration in 0..=iterations {
+        hooks.iteration(iteration, iterations);
         for (codec, m) in codecs.iter_mut().zip(&mut measurements) {
             let t = arenas.round_trip(payload, slice_size, &mut **codec, hooks)?;
             if iteration > 0 {

@@ -28,10 +28,49 @@ fn rows_count_bytes_slices_and_raw_fallback() {
         // the random piece never shrinks, so at least its three slices are stored raw
         assert!(row.raw_slices >= 3, "{name}: {}", row.raw_slices);
         assert!(row.compress_mbps > 0.0 && row.decompress_mbps_best >= row.decompress_mbps, "{name}");
+        assert!(row.decompress_mbps.is_some(), "{name}");
         assert_eq!(row.iterations, 2);
     }
     let row = bench_codec(&p, 0, codec("memcpy").as_mut(), 1, &mut NoHooks).unwrap();
     assert_eq!((row.slices, row.raw_slices, row.ratio), (3, 3, 1.0));
+}
+
+/// A method that stored every slice raw decompressed nothing: no decompression speed, rather
+/// than the speed of copying raw slices back.
+#[test]
+fn all_raw_has_no_decompression_speed() {
+    let random = Payload::new("random", vec![synthetic(SyntheticKind::Random, 20_000, 3).unwrap()]);
+    for name in ["pglz", "lz4", "memcpy"] {
+        let row = bench_codec(&random, 2048, codec(name).as_mut(), 2, &mut NoHooks).unwrap();
+        assert_eq!(row.raw_slices, row.slices, "{name}");
+        let none = (row.decompress_mbps, row.decompress_mbps_best, row.decompress_ns_per_byte) == (None, None, None);
+        // memcpy stores everything as is by design: its copy back is still timed.
+        assert_eq!(none, name != "memcpy", "{name}");
+        assert!(row.compress_mbps > 0.0, "{name}");
+    }
+    let text = Payload::new("text", vec![synthetic(SyntheticKind::Text, 20_000, 3).unwrap()]);
+    let row = bench_codec(&text, 2048, codec("pglz").as_mut(), 2, &mut NoHooks).unwrap();
+    assert!(row.decompress_mbps.is_some_and(|s| s > 0.0) && row.decompress_ns_per_byte.is_some());
+}
+
+#[test]
+fn busy_when_wall_time_exceeds_cpu_time_by_half() {
+    assert!(busy(1.51, 1.0) && busy(0.2, 0.0));
+    assert!(!busy(1.5, 1.0) && !busy(1.0, 1.0) && !busy(0.9, 1.0));
+    let m = Measurement {
+        slices: 1,
+        raw_bytes: 10,
+        stored_bytes: 5,
+        compress_secs: vec![1.0],
+        decompress_secs: vec![1.0],
+        compress_cpu: 0.5,
+        decompress_cpu: 0.5,
+        ..Measurement::default()
+    };
+    let spec = codec("lz4").spec();
+    assert!(m.row("x", &spec, 0).busy);
+    let idle = Measurement { compress_cpu: 1.0, decompress_cpu: 0.9, ..m };
+    assert!(!idle.row("x", &spec, 0).busy);
 }
 
 /// A codec whose decoder is wrong: the verifier must catch it.
