@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p compresslab-core --example lz4_speed -- FILE SLICE [REPS]
 //! cargo run --release -p compresslab-core --example lz4_speed          # synthetic data
-//! target/release/examples/lz4_speed cg compress|decompress pages|wal|text SLICE PASSES
+//! target/release/examples/lz4_speed cg compress|decompress pages|wal|text|KIND SLICE PASSES
 //! ```
 //!
 //! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
@@ -91,11 +91,11 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize) {
 /// `cg OPERATION PAYLOAD SLICE PASSES`: see the module header.
 fn passes(args: &[String]) {
     let [op, payload, slice, passes] = args else {
-        panic!("usage: lz4_speed cg compress|decompress pages|wal|text SLICE PASSES");
+        panic!("usage: lz4_speed cg compress|decompress pages|wal|text|KIND SLICE PASSES");
     };
     let slice: usize = slice.parse().expect("slice size");
     let passes: usize = passes.parse().expect("passes");
-    let (_, data) = synthetic().into_iter().find(|(n, _)| n == payload).expect("payload: pages, wal or text");
+    let data = synthetic::named(payload);
     match op.as_str() {
         "compress" => {
             let mut buf = vec![0u8; compress_bound(slice)];
