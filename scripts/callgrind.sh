@@ -176,6 +176,9 @@ synthetic_rows() {
     for payload in period1 period2 period4 period8 period16 period32 period64 runs; do
       row "pglz decompress $payload 8192" "$filter" "${exe[pglz_speed]}" cg decompress "$payload" 8192
       row "lz4 decompress $payload 8192" "$filter" "${exe[lz4_speed]}" cg decompress "$payload" 8192
+      if "${exe[lz4_speed]}" cg decompress_lz4_flex runs 8192 0 2>/dev/null; then
+        row "lz4_flex decompress $payload 8192" "$filter" "${exe[lz4_speed]}" cg decompress_lz4_flex "$payload" 8192
+      fi
     done
   fi
 }
