@@ -12,7 +12,8 @@
 #   bash scripts/callgrind.sh [-r REV] table         every count BENCHMARKS.md quotes
 #
 # Synthetic rows: one pass of one operation over one synthetic 2 MB payload (pages, wal, text;
-# core/examples/synthetic) cut into slices: callgrind's total for 3 passes minus its total for 1,
+# core/examples/synthetic; and for decompression in 8 KB slices the repeated-pattern family,
+# period1 .. period64 and runs, the lab's synthetic kinds of those names) cut into slices: callgrind's total for 3 passes minus its total for 1,
 # halved, so the data generation and start-up cancel out. Operations: pglz exact and fast
 # compression and pglz decompression (core/examples/pglz_speed.rs `cg`), LZ4 block compression
 # and decompression (core/examples/lz4_speed.rs). Output: a TSV row per count (name,
@@ -169,6 +170,17 @@ synthetic_rows() {
       done
     done
   done
+  # The repeated-pattern family (issue 32), decompression of 8 KB slices, at revisions whose
+  # examples know these payloads.
+  if "${exe[lz4_speed]}" cg decompress runs 8192 0 2>/dev/null; then
+    for payload in period1 period2 period4 period8 period16 period32 period64 runs; do
+      row "pglz decompress $payload 8192" "$filter" "${exe[pglz_speed]}" cg decompress "$payload" 8192
+      row "lz4 decompress $payload 8192" "$filter" "${exe[lz4_speed]}" cg decompress "$payload" 8192
+      if "${exe[lz4_speed]}" cg decompress_lz4_flex runs 8192 0 2>/dev/null; then
+        row "lz4_flex decompress $payload 8192" "$filter" "${exe[lz4_speed]}" cg decompress_lz4_flex "$payload" 8192
+      fi
+    done
+  fi
 }
 
 pglz_file() {

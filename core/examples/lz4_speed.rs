@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p compresslab-core --example lz4_speed -- FILE SLICE [REPS]
 //! cargo run --release -p compresslab-core --example lz4_speed          # synthetic data
-//! target/release/examples/lz4_speed cg compress|decompress pages|wal|text SLICE PASSES
+//! target/release/examples/lz4_speed cg compress|decompress|decompress_lz4_flex pages|wal|text|KIND SLICE PASSES
 //! ```
 //!
 //! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
@@ -86,11 +86,11 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize) {
 /// `cg OPERATION PAYLOAD SLICE PASSES`: see the module header.
 fn passes(args: &[String]) {
     let [op, payload, slice, passes] = args else {
-        panic!("usage: lz4_speed cg compress|decompress pages|wal|text SLICE PASSES");
+        panic!("usage: lz4_speed cg compress|decompress|decompress_lz4_flex pages|wal|text|KIND SLICE PASSES");
     };
     let slice: usize = slice.parse().expect("slice size");
     let passes: usize = passes.parse().expect("passes");
-    let (_, data) = synthetic().into_iter().find(|(n, _)| n == payload).expect("payload: pages, wal or text");
+    let data = synthetic::named(payload);
     match op.as_str() {
         "compress" => {
             let mut buf = vec![0u8; compress_bound(slice)];
@@ -100,15 +100,23 @@ fn passes(args: &[String]) {
                 }
             }
         }
-        "decompress" => {
+        "decompress" | "decompress_lz4_flex" => {
+            // decompress_lz4_flex: the same blocks through lz4_flex's decoder (the
+            // dependency's, bounds-checked: safe-decode), to compare shapes with ours.
+            let flex = op == "decompress_lz4_flex";
             let blocks = compress_all(&data, slice);
             let mut raw = vec![0u8; slice];
             for _ in 0..passes {
                 for (len, block) in &blocks {
-                    decompress_into(black_box(block), &mut raw[..*len]).expect("decompress");
+                    let out = &mut raw[..*len];
+                    if flex {
+                        lz4_flex::block::decompress_into(black_box(block), out).expect("decompress");
+                    } else {
+                        decompress_into(black_box(block), out).expect("decompress");
+                    }
                 }
             }
         }
-        _ => panic!("operation: compress or decompress"),
+        _ => panic!("operation: compress, decompress or decompress_lz4_flex"),
     }
 }

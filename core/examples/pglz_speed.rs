@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p compresslab-core --example pglz_speed -- FILE SLICE [REPS] [fast]
 //! cargo run --release -p compresslab-core --example pglz_speed          # synthetic data
-//! target/release/examples/pglz_speed cg exact|fast|decompress pages|wal|text SLICE PASSES
+//! target/release/examples/pglz_speed cg exact|fast|decompress pages|wal|text|KIND SLICE PASSES
 //! ```
 //!
 //! The output line has the same shape as the C harness used to measure
@@ -91,11 +91,11 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {
 /// `cg OPERATION PAYLOAD SLICE PASSES`: see the module header.
 fn passes(args: &[String]) {
     let [op, payload, slice, passes] = args else {
-        panic!("usage: pglz_speed cg exact|fast|decompress pages|wal|text SLICE PASSES");
+        panic!("usage: pglz_speed cg exact|fast|decompress pages|wal|text|KIND SLICE PASSES");
     };
     let slice: usize = slice.parse().expect("slice size");
     let passes: usize = passes.parse().expect("passes");
-    let (_, data) = synthetic().into_iter().find(|(n, _)| n == payload).expect("payload: pages, wal or text");
+    let data = synthetic::named(payload);
     let strategy = Strategy::DEFAULT;
     let mut out = Vec::with_capacity(max_output(slice));
     match op.as_str() {

@@ -94,6 +94,85 @@ pub unsafe fn copy16_pairs(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// The rest of a match with a short offset (`1 <= off < 32`), which repeats its first `off`
+/// bytes, from a pattern held in registers: once its first bytes are written (16 of them for
+/// `off < 16`, 32 for `16 <= off < 32`), they are loaded once and stored again every `step`
+/// bytes, the largest multiple of `off` up to the register width, until `len` bytes are out.
+/// Every store is independent of the others: no store waits for the load of the bytes the
+/// store before it wrote, as a chunked copy from `off` bytes back does (the store-to-load
+/// chain that made short periods slower than the C's memcpy doubling, issue 32). This is how
+/// liblz4 copies a match shorter than its chunk, widened to 16 and 32 bytes.
+///
+/// # Safety
+///
+/// `dst..dst + 16` (`off < 16`) or `dst..dst + 32` (`16 <= off < 32`) hold the first bytes of
+/// the match (a forward copy from `off` back) and `dst..dst + max(len + 31, 32)` is writable
+/// and readable; nothing is read or written beyond it.
+#[inline(always)]
+pub unsafe fn repeat_tail(dst: *mut u8, off: usize, len: usize) {
+    debug_assert!((1..32).contains(&off));
+    if off < 16 {
+        let step = 16 - 16 % off;
+        // SAFETY: dst..dst + 16 is readable (the caller's contract).
+        let v = unsafe { ptr::read_unaligned(dst as *const [u8; 16]) };
+        let mut i = step;
+        // SAFETY: each store starts below dst + len and ends below dst + len + 16 <= the
+        // writable dst + len + 31 (the caller's contract). Bytes i..i + 16 with i a multiple
+        // of off are the first 16 bytes again: the match repeats with period off.
+        unsafe {
+            while i < len {
+                ptr::write_unaligned(dst.add(i) as *mut [u8; 16], v);
+                i += step;
+            }
+        }
+    } else {
+        let step = 32 - 32 % off;
+        // SAFETY: dst..dst + 32 is readable (the caller's contract).
+        let (v0, v1) = unsafe {
+            (ptr::read_unaligned(dst as *const [u8; 16]), ptr::read_unaligned(dst.add(16) as *const [u8; 16]))
+        };
+        let mut i = step;
+        // SAFETY: each pair of stores starts below dst + len and ends below dst + len + 32,
+        // that is at most dst + len + 31 (the caller's contract); as above, bytes i..i + 32
+        // with i a multiple of off are the first 32 again.
+        unsafe {
+            while i < len {
+                ptr::write_unaligned(dst.add(i) as *mut [u8; 16], v0);
+                ptr::write_unaligned(dst.add(i + 16) as *mut [u8; 16], v1);
+                i += step;
+            }
+        }
+    }
+}
+
+/// `buf[op..op + len]` made the forward byte-by-byte copy of the bytes from `off` back (an LZ77
+/// match, which may overlap its own output), with exact copies only: nothing is written past
+/// `op + len`. For the ends of the output, where no wild copy fits. An overlapping match is
+/// copied by doubling: `buf[op - off..op]` repeats with period `off`, so copying it forward
+/// makes a clean repetition twice as long, and so on, a few memmoves in all (a run of one byte
+/// is a memset), not a loop over bytes.
+///
+/// Panics unless `1 <= off <= op` and `op + len <= buf.len()`.
+#[inline]
+pub fn forward_copy_exact(buf: &mut [u8], op: usize, off: usize, len: usize) {
+    let from = op - off;
+    if off >= len {
+        buf.copy_within(from..from + len, op);
+    } else if off == 1 {
+        let b = buf[from];
+        buf[op..op + len].fill(b);
+    } else {
+        let (mut op, mut off, mut len) = (op, off, len);
+        while off < len {
+            buf.copy_within(op - off..op, op);
+            op += off;
+            len -= off;
+            off *= 2;
+        }
+        buf.copy_within(op - off..op - off + len, op);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +217,48 @@ mod tests {
                         check(&got, what);
                     }
                 }
+            }
+        }
+    }
+
+    /// The register pattern of every short offset, after the first 16 or 32 bytes a forward
+    /// copy writes, gives the forward copy for every length up to 300, and writes nothing at
+    /// or past `op + max(len + 31, 32)`.
+    #[test]
+    fn repeat_tail_equals_forward_copy_at_every_short_offset() {
+        const GUARD: u8 = 0xA5;
+        for off in 1..32usize {
+            for len in 1..300usize {
+                let op = 64;
+                let mut want = seeded(op + len + 64);
+                want[op..].fill(GUARD);
+                forward(&mut want, op - off, op, len);
+                let mut got = want.clone();
+                got[op..].fill(GUARD);
+                let head = if off < 16 { 16 } else { 32 };
+                forward(&mut got, op - off, op, head);
+                // SAFETY: op + max(len + 31, 32) < op + len + 64 = got.len(), and the first
+                // `head` bytes of the match are written.
+                unsafe { repeat_tail(got.as_mut_ptr().add(op), off, len) };
+                assert_eq!(got[..op + len], want[..op + len], "off {off} len {len}");
+                let reach = op + (len + 31).max(32);
+                assert!(got[reach..].iter().all(|&b| b == GUARD), "off {off} len {len} writes past its room");
+            }
+        }
+    }
+
+    /// The exact copy is the forward copy at every offset and length, and writes nothing past
+    /// the match.
+    #[test]
+    fn forward_copy_exact_equals_forward_copy_and_stays_inside() {
+        for off in 1..80usize {
+            for len in 0..400usize {
+                let op = 100;
+                let mut want = seeded(op + len + 8);
+                forward(&mut want, op - off, op, len);
+                let mut got = seeded(op + len + 8);
+                forward_copy_exact(&mut got, op, off, len);
+                assert_eq!(got, want, "off {off} len {len}");
             }
         }
     }

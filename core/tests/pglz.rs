@@ -644,6 +644,71 @@ fn pglz_decoder_fast_path_boundaries() {
     }
 }
 
+/// A stream of items, literals (`Err(byte)`) and tags (`Ok((offset, length))`), with their
+/// control bytes: the encoder's format, built by hand.
+fn encode_items(items: &[std::result::Result<(usize, usize), u8>]) -> Vec<u8> {
+    let mut c = Vec::new();
+    let mut ctrl_at = 0;
+    for (i, item) in items.iter().enumerate() {
+        if i % 8 == 0 {
+            ctrl_at = c.len();
+            c.push(0);
+        }
+        match *item {
+            Err(b) => c.push(b),
+            Ok((off, len)) => {
+                c[ctrl_at] |= 1 << (i % 8);
+                let hi = ((off >> 8) << 4) as u8;
+                if len >= 18 {
+                    c.extend_from_slice(&[hi | 0x0f, off as u8, (len - 18) as u8]);
+                } else {
+                    c.extend_from_slice(&[hi | (len - 3) as u8, off as u8]);
+                }
+            }
+        }
+    }
+    c
+}
+
+/// The short-offset copies of the decoder (issue 32: the register pattern of
+/// `wild_copy::repeat_tail` in the fast loop, the doubling of `forward_copy_exact` in the
+/// checked loop): every offset 1..=64, every match length 3..=273, the match followed by 0 to
+/// 64 literals (so it ends at every distance from the end of the output around the fast
+/// loop's room), after a lead of one period or more, alone or twice in a row: the same bytes
+/// as a byte-at-a-time decoder, whole and cut short.
+#[test]
+fn pglz_short_offsets_every_period_length_and_distance_to_the_end() {
+    let text: Vec<u8> = (0..200u32).map(|i| (i.wrapping_mul(151) ^ (i >> 3)) as u8).collect();
+    for off in 1..=64usize {
+        for len in 3..=273usize {
+            for tail in [0usize, 1, 3, 8, 20, 31, 32, 33, 40, 64] {
+                for lead in [off, off + 37] {
+                    for matches in 1..=2 {
+                        let mut items: Vec<std::result::Result<(usize, usize), u8>> =
+                            text[..lead].iter().map(|&b| Err(b)).collect();
+                        items.extend(std::iter::repeat_n(Ok((off, len)), matches));
+                        items.extend(text[100..100 + tail].iter().map(|&b| Err(b)));
+                        let c = encode_items(&items);
+                        let raw = lead + matches * len + tail;
+                        let want = naive_decode(&c, raw);
+                        assert_eq!(want.len(), raw);
+                        assert_eq!(decompress(&c, raw, true).unwrap(), want, "off {off} len {len} tail {tail}");
+                        let mut dst = vec![0u8; raw];
+                        assert_eq!(decompress_into(&c, &mut dst, true).unwrap(), raw);
+                        assert_eq!(dst, want, "off {off} len {len} tail {tail}");
+                        for cut in [1, 7, 31, 33] {
+                            if cut < raw {
+                                let got = decompress(&c, raw - cut, false).unwrap();
+                                assert_eq!(got, want[..raw - cut], "off {off} len {len} tail {tail} cut {cut}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Strategy::parse
 // ---------------------------------------------------------------------------

@@ -252,7 +252,8 @@ fn synthetic_size(size: i64) -> usize {
 }
 
 /// Seeded synthetic bytes, the payloads of `bench_synthetic`: `zeros`, `random`, `text`
-/// (English-like) or `pgbench` (pgbench_accounts rows); the same bytes for the same arguments.
+/// (English-like), `pgbench` (pgbench_accounts rows), a repeated pattern `period1` ..
+/// `period64` or `runs` (runs of one byte in random data); the same bytes for the same arguments.
 /// Generated straight into the result.
 #[pg_extern(immutable, parallel_safe)]
 fn synthetic(
@@ -309,7 +310,7 @@ fn bench_crc(
 fn suite_rows(iterations: Option<i32>) -> Vec<BenchRow> {
     let opts = run_options(None, None, iterations);
     let mut rows = Vec::new();
-    for &kind in payload::SyntheticKind::ALL {
+    for &kind in payload::SUITE_KINDS {
         rows.extend(run_payload(&opts, synthetic_payload(kind, 1 << 20, 0)));
     }
     for catalog in ["pg_catalog.pg_attribute", "pg_catalog.pg_proc"] {

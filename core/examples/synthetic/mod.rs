@@ -2,6 +2,8 @@
 //! WAL-like and text, 2 MB each), and their command line, shared by `pglz_speed` and
 //! `lz4_speed`.
 
+use compresslab_core::lab::payload::{self, SyntheticKind};
+use compresslab_core::registry::parse_named;
 use compresslab_core::rng::SeededRng;
 
 /// What a speed example's command line asks for.
@@ -31,6 +33,17 @@ pub fn command() -> Command {
         .file_name()
         .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
     Command::File { name, data, slice, reps, extra: args.get(3..).unwrap_or_default().to_vec() }
+}
+
+/// The payload of the examples' `cg` mode: `pages`, `wal` or `text` (below), or 2 MB of a
+/// lab kind (`payload::synthetic`, seed 1), such as the repeated-pattern family `period1` ..
+/// `period64` and `runs` (issue 32).
+pub fn named(name: &str) -> Vec<u8> {
+    if let Some((_, data)) = synthetic().into_iter().find(|(n, _)| n == name) {
+        return data;
+    }
+    let kind: SyntheticKind = parse_named(name).expect("payload: pages, wal, text or a synthetic kind");
+    payload::synthetic(kind, 2 << 20, 1).expect("synthetic payload")
 }
 
 /// Deterministic stand-ins when no files are given: page-like, WAL-like and text.

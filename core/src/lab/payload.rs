@@ -44,7 +44,69 @@ crate::named_choices! {
         Text = "text",
         /// pgbench_accounts rows as COPY text, with uuid-text filler.
         Pgbench = "pgbench",
+        /// One byte repeated ('aaaa...'): a repeated pattern of period 1.
+        Period1 = "period1",
+        /// A pattern of 2 distinct random bytes, repeated.
+        Period2 = "period2",
+        /// A pattern of 4 distinct random bytes, repeated.
+        Period4 = "period4",
+        /// A pattern of 8 distinct random bytes, repeated.
+        Period8 = "period8",
+        /// A pattern of 16 distinct random bytes, repeated.
+        Period16 = "period16",
+        /// A pattern of 32 distinct random bytes, repeated.
+        Period32 = "period32",
+        /// A pattern of 64 distinct random bytes, repeated.
+        Period64 = "period64",
+        /// Runs of one byte (16..=271 long) between stretches of random bytes (16..=63).
+        Runs = "runs",
     }
+}
+
+/// The kinds of the standard suite (`bench_suite`): the realistic shapes and the two
+/// extremes; the repeated-pattern family is measured by `bench_synthetic` and the report.
+pub const SUITE_KINDS: &[SyntheticKind] =
+    &[SyntheticKind::Zeros, SyntheticKind::Random, SyntheticKind::Text, SyntheticKind::Pgbench];
+
+/// The repeated-pattern family of issue 32, where decoders copy overlapping matches with
+/// short offsets: every period, then single-byte runs inside random data.
+pub const REPEATED_KINDS: &[SyntheticKind] = &[
+    SyntheticKind::Period1,
+    SyntheticKind::Period2,
+    SyntheticKind::Period4,
+    SyntheticKind::Period8,
+    SyntheticKind::Period16,
+    SyntheticKind::Period32,
+    SyntheticKind::Period64,
+    SyntheticKind::Runs,
+];
+
+impl SyntheticKind {
+    /// The period of a repeated-pattern kind, None for the others.
+    pub fn period(self) -> Option<usize> {
+        match self {
+            SyntheticKind::Period1 => Some(1),
+            SyntheticKind::Period2 => Some(2),
+            SyntheticKind::Period4 => Some(4),
+            SyntheticKind::Period8 => Some(8),
+            SyntheticKind::Period16 => Some(16),
+            SyntheticKind::Period32 => Some(32),
+            SyntheticKind::Period64 => Some(64),
+            _ => None,
+        }
+    }
+}
+
+/// `period` distinct bytes in a seeded order (a partial shuffle of 0..=255), so that the
+/// pattern repeats with exactly that period and no shorter one.
+fn distinct_pattern(rng: &mut SeededRng, period: usize) -> Vec<u8> {
+    let mut bytes: Vec<u8> = (0..=255).collect();
+    for i in 0..period {
+        let j = i + rng.below((256 - i) as u64) as usize;
+        bytes.swap(i, j);
+    }
+    bytes.truncate(period);
+    bytes
 }
 
 /// Common English words by rough frequency class, for text that compresses like prose.
@@ -150,7 +212,8 @@ pub fn generate_into(kind: SyntheticKind, out: &mut [u8], seed: u64, tick: &mut 
     let mut next_tick = TICK_BYTES;
     let mut aid = 1u64;
     // A sentence or a row, of which only what fits is kept.
-    let mut piece = Vec::with_capacity(256);
+    let mut piece = Vec::with_capacity(512);
+    let pattern = kind.period().map(|p| distinct_pattern(&mut rng, p)).unwrap_or_default();
     while at < size {
         at += match kind {
             SyntheticKind::Zeros | SyntheticKind::Random => {
@@ -162,10 +225,26 @@ pub fn generate_into(kind: SyntheticKind, out: &mut [u8], seed: u64, tick: &mut 
                 }
                 chunk.len()
             }
-            SyntheticKind::Text | SyntheticKind::Pgbench => {
+            SyntheticKind::Period1
+            | SyntheticKind::Period2
+            | SyntheticKind::Period4
+            | SyntheticKind::Period8
+            | SyntheticKind::Period16
+            | SyntheticKind::Period32
+            | SyntheticKind::Period64 => {
+                let chunk = &mut out[at..size.min(at + TICK_BYTES)];
+                let p = pattern.len();
+                for (i, b) in chunk.iter_mut().enumerate() {
+                    *b = pattern[(at + i) % p];
+                }
+                chunk.len()
+            }
+            SyntheticKind::Text | SyntheticKind::Pgbench | SyntheticKind::Runs => {
                 piece.clear();
                 if kind == SyntheticKind::Text {
                     push_sentence(&mut rng, &mut piece);
+                } else if kind == SyntheticKind::Runs {
+                    push_run(&mut rng, &mut piece);
                 } else {
                     push_account_row(&mut rng, aid, &mut piece);
                     aid += 1;
@@ -201,6 +280,16 @@ fn push_sentence(rng: &mut SeededRng, out: &mut Vec<u8>) {
         }
         out.push(b' ');
     }
+}
+
+/// 16..=63 random bytes, then a run of one random byte 16..=271 long (the longest pglz match
+/// is 273 bytes): zero-filled fields, padding and sparse arrays among other data.
+fn push_run(rng: &mut SeededRng, out: &mut Vec<u8>) {
+    let stretch = 16 + rng.below(48) as usize;
+    out.extend_from_slice(&rng.bytes(stretch));
+    let byte = rng.below(256) as u8;
+    let run = 16 + rng.below(256) as usize;
+    out.resize(out.len() + run, byte);
 }
 
 /// One pgbench_accounts row as COPY text: aid, bid, abalance, filler (blank-padded char(84)),
@@ -263,6 +352,18 @@ mod tests {
         let text = entropy_bits_per_byte(&synthetic(SyntheticKind::Text, 65_536, 1).unwrap());
         assert!((3.0..5.0).contains(&text), "{text}");
         assert_eq!(entropy_bits_per_byte(&synthetic(SyntheticKind::Zeros, 100, 1).unwrap()), 0.0);
+        // Each repeated pattern has exactly its period: no shorter shift matches.
+        for &kind in REPEATED_KINDS {
+            let data = synthetic(kind, 4096, 5).unwrap();
+            let Some(period) = kind.period() else { continue };
+            let repeats = |p: usize| data[p..] == data[..data.len() - p];
+            assert!(repeats(period), "{kind:?}");
+            assert!((1..period).all(|p| !repeats(p)), "{kind:?} has a shorter period");
+        }
+        // Runs: about two thirds of the bytes in runs of one byte of 16 or more.
+        let runs = synthetic(SyntheticKind::Runs, 1 << 16, 5).unwrap();
+        let in_runs: usize = runs.chunk_by(|a, b| a == b).filter(|r| r.len() >= 16).map(<[u8]>::len).sum();
+        assert!((0.6..0.95).contains(&(in_runs as f64 / runs.len() as f64)), "{in_runs}");
         assert!(matches!(parse_named::<SyntheticKind>("noise"), Err(CodecError::InvalidParameter(_))));
         let mut ticks = 0;
         generate(SyntheticKind::Pgbench, 5 << 20, 0, &mut || ticks += 1).unwrap();

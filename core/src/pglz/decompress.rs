@@ -4,7 +4,7 @@ use std::ptr;
 
 use crate::bytes::repeating;
 use crate::error::{try_zeroed, CodecError, Result};
-use crate::wild_copy::{chunk_copy, copy16, copy8};
+use crate::wild_copy::{chunk_copy, copy16, copy8, forward_copy_exact, repeat_tail};
 
 /// Largest raw size [`decompress`] will allocate: PostgreSQL's `MaxAllocSize`
 /// (1 GB - 1), the bound on any varlena.
@@ -135,31 +135,7 @@ fn copy_match(out: &mut [u8], op: usize, off: usize, len: usize) {
         unsafe { copy_match_fast(out.as_mut_ptr(), op, off, len) };
         return;
     }
-    let from = op - off;
-    if off >= len {
-        // Disjoint ranges.
-        out.copy_within(from..from + len, op);
-        return;
-    }
-    if off == 1 {
-        // A run of one byte.
-        let b = out[from];
-        out[op..op + len].fill(b);
-        return;
-    }
-    // Doubling: [from, op) repeats with period `off`; copying it forward makes
-    // [from, op + off) a clean repetition of twice the length, and so on. Each
-    // copy's source ends where its destination begins, so they never overlap.
-    let mut op = op;
-    let mut off = off;
-    let mut len = len;
-    while off < len {
-        out.copy_within(op - off..op, op);
-        op += off;
-        len -= off;
-        off *= 2;
-    }
-    out.copy_within(op - off..op - off + len, op);
+    forward_copy_exact(out, op, off, len);
 }
 
 /// Output room the fast loop of [`decode`] keeps: a match is copied in chunks
@@ -388,7 +364,9 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
             } else if off >= 32 {
                 chunk_copy::<32>(s, d, len);
             } else {
-                chunk_copy::<16>(s, d, len);
+                // 16..31 back: the 32 bytes just written, stored again every multiple of
+                // the period (issue 32: a chunked copy from 16 back waits on its own stores).
+                repeat_tail(d, off, len);
             }
         }
     } else if off >= 8 {
@@ -397,7 +375,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
             copy8(s.add(i), d.add(i));
         }
         if len > 32 {
-            chunk_copy::<8>(s, d, len);
+            repeat_tail(d, off, len);
         }
     } else {
         // Offsets 1..=7: the output repeats the `off` bytes before op. Build eight
@@ -410,10 +388,9 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         for k in 0..4 {
             ptr::write_unaligned(d.add(k * step) as *mut [u8; 8], bytes);
         }
-        let mut i = 4 * step;
-        while i < len {
-            ptr::write_unaligned(d.add(i) as *mut [u8; 8], bytes);
-            i += step;
+        if len > 4 * step {
+            // The four stores wrote at least 23 bytes: the rest from 16-byte registers.
+            repeat_tail(d, off, len);
         }
     }
 }

@@ -5,7 +5,7 @@ use std::ptr;
 
 use super::sequence::{read_length, DecodeError, MIN_MATCH};
 use crate::bytes::repeating;
-use crate::wild_copy::{copy16, copy16_pairs, copy8};
+use crate::wild_copy::{copy16, copy16_pairs, copy8, repeat_tail};
 
 /// Input left (from the token) for a sequence of the fast loop: the token, a 16-byte literal
 /// copy and the 2-byte offset after at most 14 literals all lie inside.
@@ -263,36 +263,33 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
                 ptr::copy_nonoverlapping(m, op, len);
             }
         }
-    } else if offset >= 16 {
-        // An overlapping match from 16..len - 1 bytes back: 32-byte steps in order.
+    } else if offset >= 32 {
+        // An overlapping match from 32..len - 1 bytes back: 32-byte steps in order.
         // SAFETY: reach len + 31 < len + 32 at op and at m < op; m + 16 <= op.
         unsafe { copy16_pairs(m, op, len) };
-    } else if offset >= 8 {
-        // SAFETY: 8-byte steps from op while below op + len: writes reach op + len + 7 and
-        // reads m + len + 7 < op + len + 7, inside dst; each step reads bytes at least 8
-        // back (no overlap), already final.
-        unsafe {
-            let end = op.add(len);
-            let (mut d, mut s) = (op, m);
-            while d < end {
-                copy8(s, d);
-                d = d.add(8);
-                s = s.add(8);
-            }
-        }
     } else {
-        // Offsets 1..7: the pattern stored every `step` bytes, two stores a step.
-        // SAFETY: see repeat_pattern; the stores start below op + len and reach at most
-        // op + len - 1 + 8 + 8 (two stores of a step of at most 8), inside dst.
+        // Offsets 1..31 (issue 32): the first 16 or 32 bytes of the match written, then
+        // stored again from registers every multiple of the period (repeat_tail).
+        // SAFETY: the first writes: for offset >= 16 two 16-byte moves reading m..m + 32,
+        // which ends at op + 32 - offset <= op + 16, written by the first move; for 8..15
+        // two 8-byte moves reading m..m + 16 <= op + 8, likewise; for 1..7 three stores of
+        // the pattern (see repeat_pattern, m + 8 <= op + 7) covering at least 2 * 5 + 8 = 18
+        // bytes. All write below op + 32 <= op + len + 13. repeat_tail then has its first
+        // 16 or 32 bytes, and writes below op + len + 31, inside the len + 32 bytes left.
         unsafe {
-            let (v, step) = repeat_pattern(m, offset);
-            let end = op.add(len);
-            let mut d = op;
-            while d < end {
-                ptr::write_unaligned(d as *mut [u8; 8], v);
-                ptr::write_unaligned(d.add(step) as *mut [u8; 8], v);
-                d = d.add(2 * step);
+            if offset >= 16 {
+                copy16(m, op);
+                copy16(m.add(16), op.add(16));
+            } else if offset >= 8 {
+                copy8(m, op);
+                copy8(m.add(8), op.add(8));
+            } else {
+                let (v, step) = repeat_pattern(m, offset);
+                for k in 0..3 {
+                    ptr::write_unaligned(op.add(k * step) as *mut [u8; 8], v);
+                }
             }
+            repeat_tail(op, offset, len);
         }
     }
 }

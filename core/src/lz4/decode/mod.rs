@@ -86,8 +86,10 @@
 //!       - longer, without overlap (offset >= length): 16-byte moves from
 //!         both of its ends up to 128 bytes (no loop: the branch is on the
 //!         length class only, as in a memcpy), one memcpy beyond;
-//!       - longer, overlapping: 32-byte steps for offsets of 16 or more,
-//!         8-byte steps for offsets 8..15, the register pattern for 1..7.
+//!       - longer, overlapping: 32-byte steps for offsets of 32 or more; for
+//!         offsets 1..31 the first 16 or 32 bytes of the match written, then
+//!         loaded once into registers and stored again every largest multiple
+//!         of the offset up to 16 or 32 bytes (`wild_copy::repeat_tail`).
 //!
 //!     A move never reads output bytes that an earlier move of the same
 //!     match has still to write (it reads from at least its own size back),
@@ -108,7 +110,10 @@
 //!     (bounds-checked slice operations); it handles long literal runs near
 //!     the end, the end of the block (the last sequence has no match and
 //!     always ends up here), the last bytes of the output, the dictionary
-//!     and every error but one, and then hands back to the fast loop.
+//!     and every error but one, and then hands back to the fast loop. A
+//!     match there that overlaps itself is copied by doubling (memmoves of
+//!     the period, twice as long each time; a memset for offset 1), not byte
+//!     by byte: a block's last match, often its longest, ends there.
 //!
 //!     With a dictionary (the previous block of a linked LZ4 frame, or the
 //!     history of an LZ4 stream), an offset reaching before the start of the
@@ -135,6 +140,7 @@ pub use self::sequence::DecodeError;
 use self::fast::fast_loop;
 use self::sequence::{read_length, MIN_MATCH};
 use crate::bytes::repeating;
+use crate::wild_copy::forward_copy_exact;
 
 mod fast;
 mod sequence;
@@ -275,14 +281,9 @@ fn copy_match<const DICT: bool>(
     let start = op - offset;
     let end = op + len;
     if dst.len() - end < WILD_ROOM {
-        // Near the end of the output: exact copies only.
-        if offset >= len {
-            dst.copy_within(start..start + len, op);
-        } else {
-            for i in 0..len {
-                dst[op + i] = dst[start + i];
-            }
-        }
+        // Near the end of the output: exact copies only, by doubling when the match
+        // overlaps (a block's last match, often its longest, ends here: issue 32).
+        forward_copy_exact(dst, op, offset, len);
         return Ok(end);
     }
     if offset >= len && len > INLINE_COPY {

@@ -326,3 +326,40 @@ fn block_of_run(len: usize) -> Vec<u8> {
     seq(&mut out, b"abababa", None);
     out
 }
+
+/// The short-offset copies (issue 32: the register pattern of `wild_copy::repeat_tail` in
+/// the fast loop, the doubling of `forward_copy_exact` in the careful path): every offset
+/// 1..=64, lengths around every chunk and step size, the match ending at every distance from
+/// the end of the block up to past the fast loop's room, after a lead of one period or more
+/// (another alignment), alone or followed by a second match, into buffers exact to 100
+/// bytes larger: the same bytes as a byte-by-byte copy and as lz4_flex.
+#[test]
+fn short_offsets_every_period_length_and_distance_to_the_end() {
+    let text: Vec<u8> = (0..200u32).map(|i| (i.wrapping_mul(151) ^ (i >> 3)) as u8).collect();
+    let lens =
+        (4..=40usize).chain([47, 48, 49, 63, 64, 65, 95, 96, 97, 127, 128, 129, 255, 256, 273, 300, 511, 1000, 4099]);
+    let lens: Vec<usize> = lens.collect();
+    for offset in 1..=64u16 {
+        for &len in &lens {
+            for tail in [0usize, 1, 5, 11, 12, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 80] {
+                for lead in [offset as usize, offset as usize + 37] {
+                    let tail_bytes = &text[100..100 + tail];
+                    let one: [Part; 2] = [(&text[..lead], Some((offset, len))), (tail_bytes, None)];
+                    let two: [Part; 3] =
+                        [(&text[..lead], Some((offset, len))), (b"z", Some((offset, len))), (tail_bytes, None)];
+                    for parts in [&one[..], &two[..]] {
+                        let b = block(parts);
+                        let want = naive(parts);
+                        for slack in [0, 1, 17, 31, 32, 63, 64, 100] {
+                            assert_eq!(
+                                agree(&b, want.len() + slack, &[]).unwrap(),
+                                want,
+                                "offset {offset} len {len} tail {tail} slack {slack}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
