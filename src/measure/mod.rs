@@ -16,7 +16,8 @@ use pgrx::{PgRelation, PgSqlErrorCode};
 use crate::errors::{raise, report, OrRaise};
 use crate::gucs;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
-use crate::server::wal::{self, WalReader};
+use crate::server::wal::{self, WalReader, WalSource};
+use crate::server::wal_archive::Archive;
 use crate::server::{c_codecs, check_interrupts, PgHooks};
 
 pub mod advice;
@@ -75,9 +76,13 @@ fn invalid_range(message: String, hint: &str) -> ! {
     report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message, Some(hint))
 }
 
-/// The range to read: defaults, and clear errors for a range that is gone, reversed or ahead.
-pub fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
-    wal::require_primary();
+/// The range to read from `source`: defaults, and clear errors for a range that is gone,
+/// reversed or ahead.
+pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
+    if let WalSource::Archive(archive) = source {
+        return checked_archive_range(archive, start_lsn, end_lsn);
+    }
+    wal::require_readable_pg_wal();
     let flush = wal::flush_lsn();
     let Some((oldest, segment)) = wal::oldest_segment() else {
         report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
@@ -110,13 +115,51 @@ pub fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64)
     (start, end)
 }
 
-/// Replay `[start, end)` (checked by the caller), stopping early at `deadline` if one is given:
-/// the what-if then covers the records read so far (its `end_lsn` says where it stopped).
-pub fn replay_range(start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
+/// The range to read from a directory of segments: by default all of it (to the end of its
+/// newest complete record); no segment missing in it.
+fn checked_archive_range(archive: &Archive, start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
+    let ((oldest, oldest_name), (newest, newest_name)) = (archive.oldest(), archive.newest());
+    let start = start_lsn.map_or(oldest, |lsn| lsn as u64);
+    let end = end_lsn.map_or(newest, |lsn| lsn as u64);
+    if start > end {
+        invalid_range(
+            format!("start_lsn {} is after end_lsn {}", lsn_text(start), lsn_text(end)),
+            "Give the earlier LSN as start_lsn.",
+        );
+    }
+    if start < oldest {
+        report(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+            format!(
+                "WAL at {} is not in the directory: its oldest segment is {oldest_name}, starting at {}",
+                lsn_text(start),
+                lsn_text(oldest)
+            ),
+            Some("Leave start_lsn NULL to start from the oldest segment of wal_dir."),
+        );
+    }
+    if end > newest {
+        invalid_range(
+            format!(
+                "end_lsn {} is past the WAL in the directory: its newest segment {newest_name} ends at {}",
+                lsn_text(end),
+                lsn_text(newest)
+            ),
+            "Leave end_lsn NULL to read to the end of the newest complete record of wal_dir.",
+        );
+    }
+    archive.require_contiguous(start, end);
+    (start, end)
+}
+
+/// Replay `[start, end)` of `source` (checked by the caller), stopping early at `deadline` if
+/// one is given: the what-if then covers the records read so far (its `end_lsn` says where it
+/// stopped).
+pub fn replay_range(source: &WalSource, start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
     let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
-    let mut whatif = WalWhatIf::new(WalLayout::new(wal::segment_size()), settings, sample).or_raise();
+    let mut whatif = WalWhatIf::new(WalLayout::new(source.segment_size()), settings, sample).or_raise();
     let clock = Instant::now();
-    let mut reader = WalReader::open(start, end);
+    let mut reader = WalReader::open(source, start, end);
     let (mut last_end, mut next_progress) = (start, start + PROGRESS_EVERY);
     while let Some(mut record) = reader.next() {
         check_interrupts();

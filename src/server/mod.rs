@@ -12,6 +12,7 @@ pub mod privileges;
 pub mod relations;
 pub mod sampling;
 pub mod wal;
+pub mod wal_archive;
 
 use compresslab_core::lab::Hooks;
 use pgrx::prelude::*;
