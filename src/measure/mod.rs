@@ -17,7 +17,6 @@ use crate::errors::{raise, report, OrRaise};
 use crate::gucs;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
 use crate::server::wal::{self, WalReader, WalSource};
-use crate::server::wal_archive::Archive;
 use crate::server::{c_codecs, check_interrupts, PgHooks};
 
 pub mod advice;
@@ -76,24 +75,48 @@ fn invalid_range(message: String, hint: &str) -> ! {
     report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message, Some(hint))
 }
 
-/// The range to read from `source`: defaults, and clear errors for a range that is gone,
-/// reversed or ahead.
+/// The range to read from `source`: defaults (pg_wal: its oldest segment to the flush LSN; a
+/// directory: all of it, to the end of its newest complete record), and clear errors for a
+/// range that is gone, reversed or ahead, or (a directory) has a gap.
 pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
-    if let WalSource::Archive(archive) = source {
-        return checked_archive_range(archive, start_lsn, end_lsn);
-    }
-    wal::require_readable_pg_wal();
-    let flush = wal::flush_lsn();
-    let Some((oldest, segment)) = wal::oldest_segment() else {
-        report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
+    // What may be read: from `oldest` (segment `oldest_name`) to `limit`, and how to say so.
+    let (oldest, oldest_name, limit, past_limit, gone, gone_hint, end_hint) = match source {
+        WalSource::PgWal => {
+            wal::require_readable_pg_wal();
+            let Some((oldest, segment)) = wal::oldest_segment() else {
+                report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
+            };
+            let flush = wal::flush_lsn();
+            (
+                oldest,
+                segment,
+                flush,
+                format!("is in the future: WAL is flushed up to {}", lsn_text(flush)),
+                "is no longer in pg_wal: the oldest segment there is",
+                "Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more.",
+                "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
+            )
+        }
+        WalSource::Archive(archive) => {
+            let ((oldest, oldest_name), (newest, newest_name)) = (archive.oldest(), archive.newest());
+            (
+                oldest,
+                oldest_name,
+                newest,
+                format!(
+                    "is past the WAL in the directory: its newest segment {newest_name} ends at {}",
+                    lsn_text(newest)
+                ),
+                "is not in the directory: its oldest segment is",
+                "Leave start_lsn NULL to start from the oldest segment of wal_dir.",
+                "Leave end_lsn NULL to read to the end of the newest complete record of wal_dir.",
+            )
+        }
     };
     let start = start_lsn.map_or(oldest, |lsn| lsn as u64);
-    let end = end_lsn.map_or(flush, |lsn| lsn as u64);
-    if end > flush {
-        invalid_range(
-            format!("end_lsn {} is in the future: WAL is flushed up to {}", lsn_text(end), lsn_text(flush)),
-            "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
-        );
+    let end = end_lsn.map_or(limit, |lsn| lsn as u64);
+    if end > limit {
+        invalid_range(format!("end_lsn {} {past_limit}", lsn_text(end)), end_hint);
     }
     if start > end {
         invalid_range(
@@ -104,51 +127,13 @@ pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option
     if start < oldest {
         report(
             PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
-            format!(
-                "WAL at {} is no longer in pg_wal: the oldest segment there is {segment}, starting at {}",
-                lsn_text(start),
-                lsn_text(oldest)
-            ),
-            Some("Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more."),
+            format!("WAL at {} {gone} {oldest_name}, starting at {}", lsn_text(start), lsn_text(oldest)),
+            Some(gone_hint),
         );
     }
-    (start, end)
-}
-
-/// The range to read from a directory of segments: by default all of it (to the end of its
-/// newest complete record); no segment missing in it.
-fn checked_archive_range(archive: &Archive, start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
-    let ((oldest, oldest_name), (newest, newest_name)) = (archive.oldest(), archive.newest());
-    let start = start_lsn.map_or(oldest, |lsn| lsn as u64);
-    let end = end_lsn.map_or(newest, |lsn| lsn as u64);
-    if start > end {
-        invalid_range(
-            format!("start_lsn {} is after end_lsn {}", lsn_text(start), lsn_text(end)),
-            "Give the earlier LSN as start_lsn.",
-        );
+    if let WalSource::Archive(archive) = source {
+        archive.require_contiguous(start, end);
     }
-    if start < oldest {
-        report(
-            PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
-            format!(
-                "WAL at {} is not in the directory: its oldest segment is {oldest_name}, starting at {}",
-                lsn_text(start),
-                lsn_text(oldest)
-            ),
-            Some("Leave start_lsn NULL to start from the oldest segment of wal_dir."),
-        );
-    }
-    if end > newest {
-        invalid_range(
-            format!(
-                "end_lsn {} is past the WAL in the directory: its newest segment {newest_name} ends at {}",
-                lsn_text(end),
-                lsn_text(newest)
-            ),
-            "Leave end_lsn NULL to read to the end of the newest complete record of wal_dir.",
-        );
-    }
-    archive.require_contiguous(start, end);
     (start, end)
 }
 
