@@ -51,3 +51,43 @@ STABLE STRICT PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'versions_wrapper';
 -- ==== labapi: end ====
+
+-- ---- waldir (issue 30, "A day of WAL measured"): wal_whatif, wal_whatif_by_relation and
+-- ---- advise take wal_dir, a directory of archived WAL segments to read instead of pg_wal.
+DROP FUNCTION compresslab.wal_whatif(pg_catalog.pg_lsn, pg_catalog.pg_lsn, double precision);
+CREATE FUNCTION compresslab."wal_whatif"(
+    "start_lsn" pg_catalog.pg_lsn DEFAULT NULL,
+    "end_lsn" pg_catalog.pg_lsn DEFAULT NULL,
+    "sample" double precision DEFAULT 1.0,
+    "wal_dir" text DEFAULT NULL
+) RETURNS SETOF compresslab.wal_whatif_row
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'wal_whatif_wrapper';
+COMMENT ON FUNCTION compresslab.wal_whatif(pg_catalog.pg_lsn, pg_catalog.pg_lsn, double precision, text) IS
+'What the WAL from start_lsn (default: the oldest in pg_wal) to end_lsn (default: the flush LSN) would take under each wal_compression setting, with the CPU to write and replay its full-page images; sample < 1 compresses that fraction of the images; wal_dir reads the archived segments of that directory (by default all of them) instead of pg_wal';
+
+DROP FUNCTION compresslab.wal_whatif_by_relation(pg_catalog.pg_lsn, pg_catalog.pg_lsn, double precision);
+CREATE FUNCTION compresslab."wal_whatif_by_relation"(
+    "start_lsn" pg_catalog.pg_lsn DEFAULT NULL,
+    "end_lsn" pg_catalog.pg_lsn DEFAULT NULL,
+    "sample" double precision DEFAULT 1.0,
+    "wal_dir" text DEFAULT NULL
+) RETURNS SETOF compresslab.wal_whatif_relation_row
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'wal_whatif_by_relation_wrapper';
+COMMENT ON FUNCTION compresslab.wal_whatif_by_relation(pg_catalog.pg_lsn, pg_catalog.pg_lsn, double precision, text) IS
+'wal_whatif per relation fork: full-page images and their bytes under each wal_compression setting, largest first; wal_dir as for wal_whatif';
+
+-- (advise: only the wal_dir argument here; the advise branch's change of its result and its
+-- verbose argument is reconciled with this block at merge.)
+DROP FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn);
+CREATE FUNCTION compresslab."advise"(
+    "budget" interval DEFAULT '30 s',
+    "wal_since" pg_catalog.pg_lsn DEFAULT NULL,
+    "wal_dir" text DEFAULT NULL
+) RETURNS SETOF compresslab.advice
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'advise_wrapper';
+COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text) IS
+'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it';
+-- ---- end of waldir

@@ -113,10 +113,15 @@ SELECT shadow FROM evil.trap_calls ORDER BY shadow;
 TRUNCATE evil.trap_calls;
 
 -- One call of every function of the extension, each as a superuser would make it; the WAL
--- functions read what the inserts above wrote.
+-- functions read what the inserts above wrote, from pg_wal and from a directory of archived
+-- segments (wal_dir: the segment the inserts ended in, closed by a switch).
+SELECT format('cat >/dev/null; rm -rf search_path_archive && mkdir search_path_archive && cp pg_wal/%s search_path_archive/',
+              pg_walfile_name(pg_switch_wal())) AS copy_segment \gset
+COPY (SELECT 1) TO PROGRAM :'copy_segment';
 CREATE TEMP TABLE calls (name text, sql text);
 INSERT INTO calls VALUES
   ('advise',                     $q$SELECT * FROM compresslab.advise('20 s')$q$),
+  ('advise over wal_dir',        $q$SELECT * FROM compresslab.advise('5 s', wal_dir => 'search_path_archive')$q$),
   ('bench',                      $q$SELECT * FROM compresslab.bench('\x000102'::pg_catalog.bytea, ARRAY['lz4', 'server_pglz'], ARRAY[0], 1)$q$),
   ('bench_column',               $q$SELECT * FROM compresslab.bench_column('public.docs', 'body', ARRAY['pglz', 'server_lz4'], ARRAY[0], 1, 50)$q$),
   ('bench_crc',                  $q$SELECT * FROM compresslab.bench_crc('\x000102'::pg_catalog.bytea, ARRAY[1], 1)$q$),
@@ -157,6 +162,8 @@ INSERT INTO calls VALUES
   ('versions',                   $q$SELECT * FROM compresslab.versions()$q$),
   ('wal_whatif',                 $q$SELECT * FROM compresslab.wal_whatif(sample => 0.1)$q$),
   ('wal_whatif_by_relation',     $q$SELECT * FROM compresslab.wal_whatif_by_relation(sample => 0.1)$q$),
+  ('wal_whatif over wal_dir',    $q$SELECT * FROM compresslab.wal_whatif(wal_dir => 'search_path_archive')$q$),
+  ('wal_whatif_by_relation over wal_dir', $q$SELECT * FROM compresslab.wal_whatif_by_relation(wal_dir => 'search_path_archive')$q$),
   ('zstd_compress',              $q$SELECT compresslab.zstd_compress(compresslab.synthetic('text', 5000)), compresslab.zstd_compress(compresslab.synthetic('text', 5000), 19)$q$),
   ('zstd_decompress',            $q$SELECT compresslab.zstd_decompress(compresslab.zstd_compress(compresslab.synthetic('text', 5000)))$q$),
   ('zstd with a dictionary',     $q$SELECT compresslab.zstd_decompress(compresslab.zstd_compress(compresslab.synthetic('text', 5000), 3, compresslab.synthetic('text', 2000, 9)), compresslab.synthetic('text', 2000, 9))$q$);

@@ -37,17 +37,19 @@ const TOAST_SAMPLE_HURRIED: i32 = 50;
     sql = r#"
 CREATE FUNCTION compresslab."advise"(
     "budget" interval DEFAULT '30 s',
-    "wal_since" pg_catalog.pg_lsn DEFAULT NULL
+    "wal_since" pg_catalog.pg_lsn DEFAULT NULL,
+    "wal_dir" text DEFAULT NULL
 ) RETURNS SETOF compresslab.advice
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'advise_wrapper';
-COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn) IS
-'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal) and the tables the caller may read, with the statement that applies it';
+COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text) IS
+'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it';
 "#
 )]
 fn advise(
     budget: Option<Interval>,
     wal_since: Option<i64>,
+    wal_dir: Option<&str>,
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.advice")> {
     let seconds = required(budget, "budget").as_micros() as f64 / 1e6;
     if !(seconds > 0.0 && seconds <= 86400.0) {
@@ -64,7 +66,7 @@ fn advise(
     if !may_read_server_files() {
         notes.push("wal_compression left out: reading WAL needs superuser or pg_read_server_files".to_string());
     } else {
-        match advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE)) {
+        match advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE), wal_dir) {
             Ok(row) => rows.push(row),
             Err(why) => notes.push(format!("wal_compression left out: {why}")),
         }

@@ -16,6 +16,7 @@ use pgrx::PgRelation;
 use super::{add_relation, codec_of, replay_range};
 use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
+use crate::server::wal::WalSource;
 use crate::server::{check_interrupts, sampling, wal, PgHooks};
 
 /// Rows of a table turned into change records for the spill simulation.
@@ -26,18 +27,28 @@ const FALLBACK_PAGES: i32 = 200;
 /// Timed iterations of each method on a column's sample.
 const TOAST_ITERATIONS: u32 = 3;
 
-/// The `wal_compression` row from the WAL in pg_wal (from `since`, default the oldest), read
-/// and sampled to fit before `deadline`, scaled to a day with pg_stat_wal.
-pub fn wal_row(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, String> {
-    wal::require_primary();
-    let flush = wal::flush_lsn();
-    let (oldest, _) = wal::oldest_segment().ok_or("no WAL segment in pg_wal")?;
+/// The `wal_compression` row from the WAL in pg_wal or in the archived segments of `wal_dir`
+/// (from `since`, default the oldest), read and sampled to fit before `deadline`, scaled to a
+/// day with pg_stat_wal.
+pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> Result<AdviceRow, String> {
+    let source = WalSource::open(wal_dir);
+    let (oldest, flush) = match &source {
+        WalSource::PgWal => {
+            wal::require_readable_pg_wal();
+            (wal::oldest_segment().ok_or("no WAL segment in pg_wal")?.0, wal::flush_lsn())
+        }
+        WalSource::Archive(archive) => {
+            let (oldest, newest) = (archive.oldest().0, archive.newest().0);
+            archive.require_contiguous(since.unwrap_or(oldest).clamp(oldest, newest), newest);
+            (oldest, newest)
+        }
+    };
     let seconds = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
     if seconds <= 0.0 {
         return Err("no time left in its share of the budget (a larger budget reads WAL)".into());
     }
     let (start, sample) = advisor::wal::window(seconds, since.unwrap_or(oldest).clamp(oldest, flush), flush);
-    let rows = replay_range(start, flush, sample, Some(deadline)).finish().or_raise();
+    let rows = replay_range(&source, start, flush, sample, Some(deadline)).finish().or_raise();
     let current_setting = activity::setting("wal_compression");
     let (written, images) = activity::wal_written();
     if rows[0].fpi_images > 0 {

@@ -16,7 +16,7 @@ use pgrx::{PgRelation, PgSqlErrorCode};
 use crate::errors::{raise, report, OrRaise};
 use crate::gucs;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
-use crate::server::wal::{self, WalReader};
+use crate::server::wal::{self, WalReader, WalSource};
 use crate::server::{c_codecs, check_interrupts, PgHooks};
 
 pub mod advice;
@@ -75,20 +75,48 @@ fn invalid_range(message: String, hint: &str) -> ! {
     report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message, Some(hint))
 }
 
-/// The range to read: defaults, and clear errors for a range that is gone, reversed or ahead.
-pub fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
-    wal::require_primary();
-    let flush = wal::flush_lsn();
-    let Some((oldest, segment)) = wal::oldest_segment() else {
-        report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
+/// The range to read from `source`: defaults (pg_wal: its oldest segment to the flush LSN; a
+/// directory: all of it, to the end of its newest complete record), and clear errors for a
+/// range that is gone, reversed or ahead, or (a directory) has a gap.
+pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
+    // What may be read: from `oldest` (segment `oldest_name`) to `limit`, and how to say so.
+    let (oldest, oldest_name, limit, past_limit, gone, gone_hint, end_hint) = match source {
+        WalSource::PgWal => {
+            wal::require_readable_pg_wal();
+            let Some((oldest, segment)) = wal::oldest_segment() else {
+                report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
+            };
+            let flush = wal::flush_lsn();
+            (
+                oldest,
+                segment,
+                flush,
+                format!("is in the future: WAL is flushed up to {}", lsn_text(flush)),
+                "is no longer in pg_wal: the oldest segment there is",
+                "Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more.",
+                "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
+            )
+        }
+        WalSource::Archive(archive) => {
+            let ((oldest, oldest_name), (newest, newest_name)) = (archive.oldest(), archive.newest());
+            (
+                oldest,
+                oldest_name,
+                newest,
+                format!(
+                    "is past the WAL in the directory: its newest segment {newest_name} ends at {}",
+                    lsn_text(newest)
+                ),
+                "is not in the directory: its oldest segment is",
+                "Leave start_lsn NULL to start from the oldest segment of wal_dir.",
+                "Leave end_lsn NULL to read to the end of the newest complete record of wal_dir.",
+            )
+        }
     };
     let start = start_lsn.map_or(oldest, |lsn| lsn as u64);
-    let end = end_lsn.map_or(flush, |lsn| lsn as u64);
-    if end > flush {
-        invalid_range(
-            format!("end_lsn {} is in the future: WAL is flushed up to {}", lsn_text(end), lsn_text(flush)),
-            "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
-        );
+    let end = end_lsn.map_or(limit, |lsn| lsn as u64);
+    if end > limit {
+        invalid_range(format!("end_lsn {} {past_limit}", lsn_text(end)), end_hint);
     }
     if start > end {
         invalid_range(
@@ -99,24 +127,24 @@ pub fn checked_range(start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64)
     if start < oldest {
         report(
             PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
-            format!(
-                "WAL at {} is no longer in pg_wal: the oldest segment there is {segment}, starting at {}",
-                lsn_text(start),
-                lsn_text(oldest)
-            ),
-            Some("Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more."),
+            format!("WAL at {} {gone} {oldest_name}, starting at {}", lsn_text(start), lsn_text(oldest)),
+            Some(gone_hint),
         );
+    }
+    if let WalSource::Archive(archive) = source {
+        archive.require_contiguous(start, end);
     }
     (start, end)
 }
 
-/// Replay `[start, end)` (checked by the caller), stopping early at `deadline` if one is given:
-/// the what-if then covers the records read so far (its `end_lsn` says where it stopped).
-pub fn replay_range(start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
+/// Replay `[start, end)` of `source` (checked by the caller), stopping early at `deadline` if
+/// one is given: the what-if then covers the records read so far (its `end_lsn` says where it
+/// stopped).
+pub fn replay_range(source: &WalSource, start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
     let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
-    let mut whatif = WalWhatIf::new(WalLayout::new(wal::segment_size()), settings, sample).or_raise();
+    let mut whatif = WalWhatIf::new(WalLayout::new(source.segment_size()), settings, sample).or_raise();
     let clock = Instant::now();
-    let mut reader = WalReader::open(start, end);
+    let mut reader = WalReader::open(source, start, end);
     let (mut last_end, mut next_progress) = (start, start + PROGRESS_EVERY);
     while let Some(mut record) = reader.next() {
         check_interrupts();

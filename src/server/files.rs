@@ -17,7 +17,7 @@ const READ_CHUNK: u64 = 4 << 20;
 
 /// The operating system's words for an I/O error, as PostgreSQL prints them (`%m`), without
 /// Rust's "(os error N)".
-fn os_message(e: &std::io::Error) -> String {
+pub fn os_message(e: &std::io::Error) -> String {
     match e.raw_os_error() {
         // SAFETY: strerror returns a pointer to a NUL-terminated message for any error number.
         Some(code) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }.to_string_lossy().into_owned(),

@@ -13,6 +13,7 @@ pub mod relations;
 pub mod sampling;
 pub mod versions;
 pub mod wal;
+pub mod wal_archive;
 
 use compresslab_core::lab::Hooks;
 use pgrx::prelude::*;

@@ -12,6 +12,7 @@ use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKe
 use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
 
 use super::sampling::quote_identifier;
+use super::wal_archive::{self, Archive, ArchivePrivate};
 use crate::errors::report;
 
 // The reader's callbacks, declared here to take their C addresses (pgrx's bindings wrap them
@@ -61,10 +62,30 @@ pub fn segment_size() -> u64 {
     unsafe { pg_sys::wal_segment_size as u64 }
 }
 
-/// The WAL flushed so far: the end of what may be read.
+fn in_recovery() -> bool {
+    // SAFETY: reads shared memory.
+    unsafe { pg_sys::RecoveryInProgress() }
+}
+
+/// The end of what may be read from pg_wal, and its timeline: the WAL flushed so far, or on a
+/// standby the WAL replayed so far (what read_local_xlog_page_no_wait reads up to).
+fn readable_end() -> (u64, u32) {
+    let mut timeline: pg_sys::TimeLineID = 0;
+    // SAFETY: both read shared memory under the server's own locks; the replay pointer is
+    // what a standby's WAL reader may read up to.
+    let end = unsafe {
+        if in_recovery() {
+            pg_sys::GetXLogReplayRecPtr(&mut timeline)
+        } else {
+            pg_sys::GetFlushRecPtr(&mut timeline)
+        }
+    };
+    (end, timeline)
+}
+
+/// The end of what may be read from pg_wal: the flush LSN, or on a standby the replay LSN.
 pub fn flush_lsn() -> u64 {
-    // SAFETY: reads shared memory under the server's own lock.
-    unsafe { pg_sys::GetFlushRecPtr(std::ptr::null_mut()) }
+    readable_end().0
 }
 
 /// WAL the reader cannot decode: `data_corrupted`, the message naming the LSN.
@@ -72,12 +93,10 @@ fn unreadable(message: String, hint: Option<&str>) -> ! {
     report(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message, hint)
 }
 
-/// The LSN where the oldest WAL segment of this timeline still in `pg_wal` starts, and the
-/// segment's name.
+/// The LSN where the oldest WAL segment still in `pg_wal` of the timeline being written (on
+/// a standby: replayed) starts, and the segment's name.
 pub fn oldest_segment() -> Option<(u64, String)> {
-    // SAFETY: the timeline WAL is being written on; this is not called during recovery.
-    let timeline = unsafe { pg_sys::GetWALInsertionTimeLine() };
-    let prefix = format!("{timeline:08X}");
+    let prefix = format!("{:08X}", readable_end().1);
     let segments_per_xlogid = 0x1_0000_0000 / segment_size();
     std::fs::read_dir("pg_wal")
         .ok()?
@@ -91,16 +110,45 @@ pub fn oldest_segment() -> Option<(u64, String)> {
         .min()
 }
 
-/// Refuse to read WAL on a standby: its flush pointer and timeline are not this server's own.
-pub fn require_primary() {
-    // SAFETY: reads shared memory.
-    if unsafe { pg_sys::RecoveryInProgress() } {
+/// On PostgreSQL 15, refuse to read pg_wal on a standby (its pg_walinspect refuses too; 16
+/// made the reader's use during recovery supported): the archive (`wal_dir`) still reads.
+pub fn require_readable_pg_wal() {
+    if cfg!(feature = "pg15") && in_recovery() {
         report(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "recovery is in progress".into(),
-            Some("Run wal_whatif on the primary."),
+            "recovery is in progress: PostgreSQL 15 cannot read pg_wal with its WAL reader on a standby".into(),
+            Some("Run wal_whatif on the primary, or give wal_dir a directory of archived segments; PostgreSQL 16 and later read pg_wal on a standby."),
         );
     }
+}
+
+/// Where WAL is read from: the server's `pg_wal`, or a directory of archived segments.
+pub enum WalSource {
+    PgWal,
+    Archive(Archive),
+}
+
+impl WalSource {
+    /// `pg_wal`, or the segments of `wal_dir` (scanned and checked now).
+    pub fn open(wal_dir: Option<&str>) -> WalSource {
+        match wal_dir {
+            None => WalSource::PgWal,
+            Some(dir) => WalSource::Archive(Archive::scan(dir)),
+        }
+    }
+
+    pub fn segment_size(&self) -> u64 {
+        match self {
+            WalSource::PgWal => segment_size(),
+            WalSource::Archive(archive) => archive.segment_size,
+        }
+    }
+}
+
+/// The reader's private data: the server's for `pg_wal`, ours for a directory.
+enum Private {
+    Local(*mut pg_sys::ReadLocalXLogPageNoWaitPrivate),
+    Archive(Box<ArchivePrivate>),
 }
 
 /// A reader over `[start, end)`: records that start in the range.
@@ -109,6 +157,8 @@ pub struct WalReader {
     end: u64,
     timeline: Option<u32>,
     done: bool,
+    // Dropped after the reader (Drop::drop frees it first): its callbacks use this.
+    private: Private,
 }
 
 /// The record the reader stands on.
@@ -117,28 +167,47 @@ pub struct Record<'a> {
 }
 
 impl WalReader {
-    /// Open a reader at the first record that starts at or after `start`.
-    pub fn open(start: u64, end: u64) -> WalReader {
-        let mut routine = pg_sys::XLogReaderRoutine {
-            page_read: Some(read_page_checking_interrupts),
-            segment_open: Some(wal_segment_open),
-            segment_close: Some(wal_segment_close),
+    /// Open a reader of `source` at the first record that starts at or after `start`.
+    pub fn open(source: &WalSource, start: u64, end: u64) -> WalReader {
+        let (mut routine, mut private) = match source {
+            WalSource::PgWal => (
+                pg_sys::XLogReaderRoutine {
+                    page_read: Some(read_page_checking_interrupts),
+                    segment_open: Some(wal_segment_open),
+                    segment_close: Some(wal_segment_close),
+                },
+                // SAFETY: palloc0 of the private struct read_local_xlog_page_no_wait expects.
+                Private::Local(unsafe {
+                    pg_sys::palloc0(std::mem::size_of::<pg_sys::ReadLocalXLogPageNoWaitPrivate>()).cast()
+                }),
+            ),
+            WalSource::Archive(archive) => (
+                pg_sys::XLogReaderRoutine {
+                    page_read: Some(wal_archive::archive_page_read),
+                    segment_open: Some(wal_archive::archive_segment_open),
+                    segment_close: Some(wal_archive::archive_segment_close),
+                },
+                Private::Archive(Box::new(ArchivePrivate { archive: archive.clone(), end_of_wal: false })),
+            ),
         };
-        // SAFETY: palloc0 of the private struct the page_read callback expects; the reader
-        // copies `routine`; a NULL state is the reader's out-of-memory, raised below.
+        let private_ptr: *mut std::ffi::c_void = match &mut private {
+            Private::Local(p) => (*p).cast(),
+            Private::Archive(b) => (b.as_mut() as *mut ArchivePrivate).cast(),
+        };
+        // SAFETY: the reader copies `routine`; `private` lives in the WalReader as long as the
+        // reader; a NULL state is the reader's out-of-memory, raised below.
         let state = unsafe {
-            let private = pg_sys::palloc0(std::mem::size_of::<pg_sys::ReadLocalXLogPageNoWaitPrivate>());
-            pg_sys::XLogReaderAllocate(pg_sys::wal_segment_size, std::ptr::null(), &mut routine, private)
+            pg_sys::XLogReaderAllocate(source.segment_size() as c_int, std::ptr::null(), &mut routine, private_ptr)
         };
         let Some(state) = NonNull::new(state) else {
             report(PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY, "out of memory allocating a WAL reader".into(), None)
         };
-        let mut reader = WalReader { state, end, timeline: None, done: false };
+        let mut reader = WalReader { state, end, timeline: None, done: false, private };
         // SAFETY: a live reader; XLogFindNextRecord reads pages through the callbacks.
         let first = unsafe { pg_sys::XLogFindNextRecord(reader.state.as_ptr(), start) };
         if first == 0 {
-            if reader.end_of_wal() {
-                reader.done = true; // no record starts between `start` and the flush LSN
+            if reader.end_of_wal() || reader.in_partial(start) {
+                reader.done = true; // no record starts between `start` and the end of the WAL
             } else {
                 unreadable(
                     format!("could not find a valid WAL record at or after {}", lsn_text(start)),
@@ -150,8 +219,17 @@ impl WalReader {
     }
 
     fn end_of_wal(&self) -> bool {
-        // SAFETY: private_data is the ReadLocalXLogPageNoWaitPrivate allocated in `open`.
-        unsafe { (*(self.state.as_ref().private_data as *const pg_sys::ReadLocalXLogPageNoWaitPrivate)).end_of_wal }
+        match &self.private {
+            // SAFETY: the ReadLocalXLogPageNoWaitPrivate allocated in `open`.
+            Private::Local(p) => unsafe { (**p).end_of_wal },
+            Private::Archive(b) => b.end_of_wal,
+        }
+    }
+
+    /// Whether `lsn` is in pg_receivewal's `.partial` segment, whose WAL ends at its first
+    /// invalid record (the rest of the file is zeros).
+    fn in_partial(&self, lsn: u64) -> bool {
+        matches!(&self.private, Private::Archive(b) if b.archive.in_partial(lsn))
     }
 
     /// The next record that starts before the end, or None.
@@ -168,7 +246,8 @@ impl WalReader {
             (s.ReadRecPtr, s.EndRecPtr, s.currTLI)
         };
         if record.is_null() {
-            if self.end_of_wal() {
+            if self.end_of_wal() || self.in_partial(next_lsn) {
+                self.done = true;
                 return None;
             }
             let why = if errormsg.is_null() {

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# wal_whatif on a standby, against the running cluster (PGHOST, PGPORT, PGUSER of
+# scripts/cluster.sh) as its primary: a standby made with pg_basebackup -R is started on a port
+# of its own; WAL with full-page images written on the primary and replayed on the standby; then
+# wal_whatif and wal_whatif_by_relation over the same range on the standby must equal the
+# primary's, row for row (every column but the measured CPU seconds). From PostgreSQL 16 the
+# standby reads its pg_wal; on 15 that is the 55000 ERROR naming the way out, and wal_dir
+# (here the standby's own pg_wal, read as a directory of segments) reads there instead.
+# The standby is stopped and removed on exit. Ends with "N passed, N failed".
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+primary_host=$PGHOST primary_port=$PGPORT
+# shellcheck source=../scripts/cluster.sh
+source "$here/../scripts/cluster.sh"
+export PGOPTIONS="-c client_min_messages=warning -c lc_messages=C"
+passed=0 failed=0
+check() {
+  local what=$1; shift
+  if "$@"; then echo "standby: $what ... ok"; passed=$((passed + 1)); else echo "standby: $what ... FAILED"; failed=$((failed + 1)); fi
+}
+primary() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$primary_host" -p "$primary_port" -d standby_test "$@"; }
+standby() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$standby_dir" -p "$standby_port" -d standby_test "$@"; }
+
+psql -X -q -v ON_ERROR_STOP=1 -h "$primary_host" -p "$primary_port" -d postgres \
+  -c "DROP DATABASE IF EXISTS standby_test" -c "CREATE DATABASE standby_test" >/dev/null || exit 1
+primary -c "CREATE EXTENSION compresslab" -c "CREATE TABLE t (id int PRIMARY KEY, body text)" \
+  -c "INSERT INTO t SELECT g, repeat(md5(g::text), 6) FROM generate_series(1, 20000) g" || exit 1
+
+standby_dir=$(postgres_owned_dir "standby-$PG_MAJOR")
+standby_port=$(free_port)
+stop_standby() {
+  sudo -u postgres "$PG_BINDIR/pg_ctl" -D "$standby_dir/data" -m immediate -w stop >/dev/null 2>&1
+  rm -rf "$standby_dir"
+}
+trap stop_standby EXIT
+sudo -u postgres "$PG_BINDIR/pg_basebackup" -h "$primary_host" -p "$primary_port" -U postgres -D "$standby_dir/data" \
+  -R -X stream -c fast >"$standby_dir/basebackup.log" 2>&1 || { cat "$standby_dir/basebackup.log"; exit 1; }
+sudo -u postgres "$PG_BINDIR/pg_ctl" -D "$standby_dir/data" -l "$standby_dir/server.log" -w \
+  -o "-p $standby_port -k $standby_dir -c listen_addresses='' -c hot_standby=on" start >/dev/null ||
+  { cat "$standby_dir/server.log"; exit 1; }
+check "the standby is in recovery" test "$(standby -c 'SELECT pg_is_in_recovery()')" = t
+
+# WAL with full-page images on the primary (an update of every page after a checkpoint).
+start=$(primary -c "CHECKPOINT" -c "SELECT pg_current_wal_insert_lsn()")
+primary -c "UPDATE t SET body = upper(body) WHERE id % 4 = 0" >/dev/null
+end=$(primary -c "SELECT pg_current_wal_insert_lsn()")
+for _ in $(seq 1 300); do
+  [[ $(standby -c "SELECT pg_last_wal_replay_lsn() >= '$end'") == t ]] && break
+  sleep 0.1
+done
+check "the standby replayed the range" test "$(standby -c "SELECT pg_last_wal_replay_lsn() >= '$end'")" = t
+
+columns="wal_compression, start_lsn, end_lsn, records, fpi_images, sampled_images, compressed_images, stored_images, fpi_bytes, wal_bytes, saving_percent"
+whatif="SELECT $columns FROM compresslab.wal_whatif('$start', '$end'"
+by_relation="SELECT * FROM compresslab.wal_whatif_by_relation('$start', '$end'"
+primary -c "$whatif) ORDER BY 1" >"$standby_dir/primary.txt"
+primary -c "$by_relation) ORDER BY 1, 2, 3" >"$standby_dir/primary_relations.txt"
+check "the range holds full-page images" \
+  awk -F'|' '$5 > 100 { images++ } END { exit !(images == 4) }' "$standby_dir/primary.txt"
+if ((PG_MAJOR >= 16)); then
+  standby -c "$whatif) ORDER BY 1" >"$standby_dir/standby.txt" 2>&1
+  check "wal_whatif on the standby equals the primary's" diff "$standby_dir/primary.txt" "$standby_dir/standby.txt"
+  standby -c "$by_relation) ORDER BY 1, 2, 3" >"$standby_dir/standby_relations.txt" 2>&1
+  check "wal_whatif_by_relation on the standby equals the primary's" \
+    diff "$standby_dir/primary_relations.txt" "$standby_dir/standby_relations.txt"
+  check "the default range ends at the replay LSN" \
+    test "$(standby -c "SELECT bool_and(end_lsn::pg_lsn <= pg_last_wal_replay_lsn()) FROM compresslab.wal_whatif(sample => 0.1)")" = t
+else
+  standby -c "$whatif)" >"$standby_dir/standby.txt" 2>&1
+  check "PostgreSQL 15: reading pg_wal on the standby is the 55000 ERROR" \
+    grep -q "recovery is in progress: PostgreSQL 15 cannot read pg_wal" "$standby_dir/standby.txt"
+fi
+# Any version: the standby's pg_wal read as a directory of segments (wal_dir).
+standby -c "$whatif, wal_dir => 'pg_wal') ORDER BY 1" >"$standby_dir/standby_dir.txt" 2>&1
+check "wal_whatif(wal_dir) on the standby equals the primary's" diff "$standby_dir/primary.txt" "$standby_dir/standby_dir.txt"
+
+psql -X -q -h "$primary_host" -p "$primary_port" -d postgres -c "DROP DATABASE standby_test" >/dev/null
+echo "$passed passed, $failed failed"
+((failed == 0))
