@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use compresslab_core::lz4::block::{compress_bound, compress_to, decompress_into};
-use synthetic::{command, synthetic, Command};
+use synthetic::{command, Command};
 
 fn main() {
     match command() {

@@ -22,7 +22,7 @@ mod synthetic;
 
 use std::hint::black_box;
 
-use synthetic::{command, synthetic, Command};
+use synthetic::{command, Command};
 
 fn main() {
     match command() {
