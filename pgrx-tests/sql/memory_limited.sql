@@ -33,5 +33,16 @@ SELECT length(compresslab.synthetic('zeros', (SELECT 1000000000))) AS generated_
 -- Checksums in 1-byte slices of 128 MB: the implementations are compared through a digest of
 -- their values, not a copy of them per family (which took 1 GB and aborted the server here).
 SELECT count(*) AS checksum_rows FROM compresslab.bench_crc(compresslab.synthetic('text', 128000000), '{1}', 1);
+-- advise() on a column of values too big to read here (300 MB each, 64 MB the most a
+-- column's sample holds): the column is skipped with a NOTICE naming it, the call returns rows
+CREATE TABLE huge (id int, v bytea COMPRESSION lz4);
+INSERT INTO huge SELECT g, compresslab.synthetic('zeros', (SELECT 300000000)) FROM generate_series(1, 2) g;
+ANALYZE huge;
+\set budget '30 s'
+\ir include/advise_notices.sql
+SELECT (SELECT line::int > 0 FROM advise_output WHERE line ~ '^[0-9]+$') AS returns_rows,
+       (SELECT count(*) FROM advise_output
+         WHERE line ~ '^NOTICE:  compresslab: advise: public\.huge\.v skipped, no value measured: the next value \(286 MB\) did not fit in the 64 MB left') AS column_skipped;
+DROP TABLE huge;
 -- after all that the backend is still here (and scripts/test.sh checks the log for crashes)
 SELECT 'still alive' AS status;
