@@ -91,7 +91,7 @@ fn advise(
                     if row.basis.contains("; partially sampled: ") {
                         partial.push(column.target.clone());
                     }
-                    rows.push(row);
+                    rows.push(*row);
                 }
                 ColumnOutcome::Skipped(why) => {
                     PgHooks.progress(&format!("advise: {} skipped, no value measured: {why}", column.target));

@@ -75,7 +75,7 @@ pub fn wal_row(since: Option<u64>, deadline: Instant) -> Result<AdviceRow, Strin
 
 /// What became of a column: its row, no value to advise on, or skipped (why, in words).
 pub enum ColumnOutcome {
-    Row(AdviceRow),
+    Row(Box<AdviceRow>),
     Empty,
     Skipped(String),
 }
@@ -113,7 +113,7 @@ pub fn column_row(
     });
     let (Some(pglz), Some(lz4)) = (speeds.next(), speeds.next()) else { return ColumnOutcome::Empty };
     let (written, read) = activity::table_rows(column.table);
-    ColumnOutcome::Row(advisor::toast::column_row(&ColumnMeasurement {
+    ColumnOutcome::Row(Box::new(advisor::toast::column_row(&ColumnMeasurement {
         target: &column.target,
         table_name: &column.table_name,
         column: &column.column,
@@ -129,7 +129,7 @@ pub fn column_row(
         read,
         partitions: &column.partitions,
         partial: sampled.stopped.as_deref(),
-    }))
+    })))
 }
 
 /// Spill files of logical decoding (informational: PostgreSQL cannot compress them): what LZ4
