@@ -39,5 +39,16 @@ SELECT count(*) AS checksum_rows FROM compresslab.bench_crc(compresslab.syntheti
 -- the limit may differ between majors.
 SELECT pg_temp.survives($q$SELECT count(*) FROM compresslab.simulate_spill('select ''ab'' from generate_series(1,20000000)')$q$)
        AS spill_of_20_million_records;
+-- advise() on a column of values too big to read here (300 MB each, 64 MB the most a
+-- column's sample holds): the column is skipped with a NOTICE naming it, the call returns rows
+CREATE TABLE huge (id int, v bytea COMPRESSION lz4);
+INSERT INTO huge SELECT g, compresslab.synthetic('zeros', (SELECT 300000000)) FROM generate_series(1, 2) g;
+ANALYZE huge;
+\set budget '30 s'
+\ir include/advise_notices.sql
+SELECT (SELECT line::int > 0 FROM advise_output WHERE line ~ '^[0-9]+$') AS returns_rows,
+       (SELECT count(*) FROM advise_output
+         WHERE line ~ '^NOTICE:  compresslab: advise: public\.huge\.v skipped, no value measured: the next value \(286 MB\) did not fit in the 64 MB left') AS column_skipped;
+DROP TABLE huge;
 -- after all that the backend is still here (and scripts/test.sh checks the log for crashes)
 SELECT 'still alive' AS status;

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use compresslab_core::advisor::toast::sample_byte_cap;
 use compresslab_core::advisor::AdviceRow;
 use compresslab_core::lab::Hooks;
 use compresslab_core::CodecError;
@@ -13,7 +14,7 @@ use pgrx::datum::Interval;
 use pgrx::prelude::*;
 
 use crate::errors::{raise, required};
-use crate::measure::advice;
+use crate::measure::advice::{self, ColumnOutcome};
 use crate::rows::set_of;
 use crate::server::activity;
 use crate::server::privileges::may_read_server_files;
@@ -72,6 +73,7 @@ fn advise(
         }
     }
     let (mut unreadable, mut over_budget, mut looked, mut no_statistics) = (0, 0, 0, Vec::new());
+    let (mut skipped, mut partial) = (Vec::new(), Vec::new());
     for column in &columns {
         check_interrupts();
         let left = at(TOAST_UNTIL).saturating_duration_since(Instant::now());
@@ -82,11 +84,22 @@ fn advise(
         } else {
             looked += 1;
             let sample = if left < Duration::from_secs(2) { TOAST_SAMPLE_HURRIED } else { TOAST_SAMPLE };
-            if let Some(row) = advice::column_row(column, &default_method, sample) {
-                if row.bytes_now.is_none() {
-                    no_statistics.push(column.table_name.clone());
+            let cap = sample_byte_cap(left.as_secs_f64());
+            match advice::column_row(column, &default_method, sample, cap, at(TOAST_UNTIL)) {
+                ColumnOutcome::Row(row) => {
+                    if row.bytes_now.is_none() {
+                        no_statistics.push(column.table_name.clone());
+                    }
+                    if row.basis.contains("; partially sampled: ") {
+                        partial.push(column.target.clone());
+                    }
+                    rows.push(*row);
                 }
-                rows.push(row);
+                ColumnOutcome::Skipped(why) => {
+                    PgHooks.progress(&format!("advise: {} skipped, no value measured: {why}", column.target));
+                    skipped.push(column.target.clone());
+                }
+                ColumnOutcome::Empty => {}
             }
         }
     }
@@ -98,6 +111,15 @@ fn advise(
     }
     if over_budget > 0 {
         notes.push(format!("{over_budget} column(s) not looked at within the budget (smallest tables)"));
+    }
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "skipped, no value measured within the budget (a larger budget measures them): {}",
+            skipped.join(", ")
+        ));
+    }
+    if !partial.is_empty() {
+        notes.push(format!("partially sampled within the budget (confidence low): {}", partial.join(", ")));
     }
     no_statistics.dedup();
     if !no_statistics.is_empty() {

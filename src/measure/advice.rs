@@ -52,7 +52,7 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
     let current_setting = activity::setting("wal_compression");
     let (written, images) = activity::wal_written();
     if rows[0].fpi_images > 0 {
-        return Ok(advisor::wal::from_whatif(&rows, &current_setting, written));
+        return Ok(advisor::wal::from_whatif(&rows, &current_setting, written, activity::inserted()));
     }
     // No full-page image in the range (recycled, or quiet): pages of the most-written tables
     // stand for the images.
@@ -73,17 +73,44 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
         add_relation(&rel, Some(FALLBACK_PAGES), 0, &mut totals);
         names.push(name);
     }
-    Ok(advisor::wal::from_pages(&totals.rows(), &names, &range, &current_setting, written, images))
+    Ok(advisor::wal::from_pages(
+        &totals.rows(),
+        &names,
+        &range,
+        &current_setting,
+        written,
+        images,
+        activity::inserted(),
+    ))
+}
+
+/// What became of a column: its row, no value to advise on, or skipped (why, in words).
+pub enum ColumnOutcome {
+    Row(Box<AdviceRow>),
+    Empty,
+    Skipped(String),
 }
 
 /// A column's `toast` row from up to `sample` of its rows, each toasted anew under pglz and
-/// lz4; None if the column holds no value.
-pub fn column_row(column: &ToastColumn, default_method: &str, sample: i32) -> Option<AdviceRow> {
+/// lz4, holding at most `byte_cap` bytes of values and sampling no row after `deadline` (then
+/// the row says it is partial; with no value measured the column is skipped). Past the
+/// deadline once sampled, the speeds are timed once instead of [`TOAST_ITERATIONS`] times.
+pub fn column_row(
+    column: &ToastColumn,
+    default_method: &str,
+    sample: i32,
+    byte_cap: usize,
+    deadline: Instant,
+) -> ColumnOutcome {
     // SAFETY: AccessShareLock is taken; one relation is open at a time.
     let rel = unsafe { PgRelation::with_lock(column.table, pg_sys::AccessShareLock as _) };
-    let (values, rows, table_rows) = sampling::column_rows(&rel, &column.column_name, sample, 0);
+    let sampled = sampling::column_rows(&rel, &column.column_name, sample, 0, byte_cap, deadline);
+    let (values, rows) = (sampled.values, sampled.rows);
     if values.is_empty() {
-        return None;
+        return match sampled.stopped {
+            Some(why) => ColumnOutcome::Skipped(why),
+            None => ColumnOutcome::Empty,
+        };
     }
     let now: Vec<(Option<String>, usize)> =
         rows.iter().map(|r| r.attributes.get(r.column).map_or((None, 0), |a| (a.method.clone(), a.size))).collect();
@@ -91,13 +118,13 @@ pub fn column_row(column: &ToastColumn, default_method: &str, sample: i32) -> Op
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
         TOAST_METHODS.iter().map(|(name, method)| (*name, codec_of(method))).collect();
     let stored = toast::stored_per_row(&values, &rows, &mut codecs).or_raise();
-    let overhead = sampling::row_overhead(&rel, &column.column_name);
+    let iterations = if Instant::now() >= deadline { 1 } else { TOAST_ITERATIONS };
     let mut speeds = codecs.iter_mut().map(|(name, codec)| {
-        toast::estimate(&values, overhead, name, codec.as_mut(), TOAST_ITERATIONS, &mut PgHooks).or_raise()
+        toast::estimate(&values, sampled.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise()
     });
-    let (pglz, lz4) = (speeds.next()?, speeds.next()?);
+    let (Some(pglz), Some(lz4)) = (speeds.next(), speeds.next()) else { return ColumnOutcome::Empty };
     let (written, read) = activity::table_rows(column.table);
-    Some(advisor::toast::column_row(&ColumnMeasurement {
+    ColumnOutcome::Row(Box::new(advisor::toast::column_row(&ColumnMeasurement {
         target: &column.target,
         table_name: &column.table_name,
         column: &column.column,
@@ -108,10 +135,12 @@ pub fn column_row(column: &ToastColumn, default_method: &str, sample: i32) -> Op
         lz4: &lz4,
         pglz_bytes: stored[0],
         lz4_bytes: stored[1],
-        table_rows,
+        table_rows: sampled.table_rows,
         written,
         read,
-    }))
+        partitions: &column.partitions,
+        partial: sampled.stopped.as_deref(),
+    })))
 }
 
 /// Spill files of logical decoding (informational: PostgreSQL cannot compress them): what LZ4

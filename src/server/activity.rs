@@ -7,7 +7,7 @@
 //! `OPERATOR(pg_catalog.=)` (pgrx-tests/sql/search_path.sql shadows every built-in operator,
 //! function, aggregate and type name to prove it).
 
-use compresslab_core::advisor::Rate;
+use compresslab_core::advisor::{Inserted, Rate};
 use pgrx::prelude::*;
 
 use super::sampling::spi_failed;
@@ -34,13 +34,26 @@ pub fn wal_written() -> (Rate, Rate) {
     (Rate { amount: bytes.unwrap_or(0.0), seconds }, Rate { amount: fpi.unwrap_or(0.0), seconds })
 }
 
-/// Rows written (inserted and updated) and rows read (sequential and index fetches) of a table
-/// since the statistics were reset.
+/// Rows inserted into this database's tables since the statistics were reset, and the rows
+/// they hold now (for [`compresslab_core::advisor::bulk_load`]).
+pub fn inserted() -> Inserted {
+    let (rows, held) = Spi::get_two::<f64, f64>(
+        "SELECT COALESCE(pg_catalog.sum(n_tup_ins), 0)::pg_catalog.float8, \
+                COALESCE(pg_catalog.sum(n_live_tup), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_user_tables",
+    )
+    .unwrap_or_else(|e| spi_failed(e));
+    Inserted { rows: rows.unwrap_or(0.0), held: held.unwrap_or(0.0) }
+}
+
+/// Rows written (inserted and updated) and rows read (sequential and index fetches) of a table,
+/// or of a partitioned table's partitions, since the statistics were reset.
 pub fn table_rows(table: pg_sys::Oid) -> (Rate, Rate) {
     let query = format!(
-        "SELECT (n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd)::pg_catalog.float8, \
-                (COALESCE(seq_tup_read, 0) OPERATOR(pg_catalog.+) COALESCE(idx_tup_fetch, 0))::pg_catalog.float8, \
-                {} FROM pg_catalog.pg_stat_user_tables WHERE relid OPERATOR(pg_catalog.=) $1",
+        "SELECT pg_catalog.sum(n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd)::pg_catalog.float8, \
+                pg_catalog.sum(COALESCE(seq_tup_read, 0) OPERATOR(pg_catalog.+) COALESCE(idx_tup_fetch, 0))::pg_catalog.float8, \
+                pg_catalog.max({}) FROM pg_catalog.pg_stat_user_tables \
+          WHERE relid OPERATOR(pg_catalog.=) $1 \
+             OR relid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1)))",
         period("(SELECT stats_reset FROM pg_catalog.pg_stat_database WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())")
     );
     Spi::connect(|client| {
@@ -89,31 +102,50 @@ pub struct ToastColumn {
     pub compression: String,
     /// Whether the caller may read the column (SELECT on it or its table).
     pub readable: bool,
+    /// A partitioned table's partitions at every level, `schema.table` quoted as needed
+    /// (empty for a plain table).
+    pub partitions: Vec<String>,
 }
 
-/// Every compressible column of every ordinary table and materialized view with data, outside
-/// the system schemas, largest table first.
+/// Every compressible column of every ordinary table, partitioned table and materialized view
+/// with data, outside the system schemas, largest first: a partitioned table stands for its
+/// partitions (their sizes summed; a partition is not listed on its own).
 pub fn toast_columns() -> Vec<ToastColumn> {
-    let query = "SELECT c.oid, pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' \
-                        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname), \
-                        pg_catalog.quote_ident(a.attname), a.attname::pg_catalog.text, \
-                        CASE WHEN a.attcompression OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" THEN 'pglz' \
-                             WHEN a.attcompression OPERATOR(pg_catalog.=) 'l'::pg_catalog.\"char\" THEN 'lz4' ELSE '' END, \
-                        pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT') \
-                   FROM pg_catalog.pg_class c \
-                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
-                   JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid \
-                  WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) \
-                    AND c.relpersistence OPERATOR(pg_catalog.<>) 't'::pg_catalog.\"char\" \
-                    AND n.nspname OPERATOR(pg_catalog.<>) ALL ('{pg_catalog,information_schema,compresslab}'::pg_catalog.name[]) \
-                    AND n.nspname OPERATOR(pg_catalog.!~) '^pg_toast' \
-                    AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped AND a.attlen OPERATOR(pg_catalog.=) -1 \
-                    AND a.attstorage OPERATOR(pg_catalog.=) ANY ('{x,m}'::pg_catalog.\"char\"[]) \
-                    AND pg_catalog.pg_relation_size(c.oid) OPERATOR(pg_catalog.>) 0 \
-                  ORDER BY pg_catalog.pg_total_relation_size(c.oid) DESC, c.oid, a.attnum";
+    // The relations holding a table's rows: itself, or a partitioned table's leaves (which
+    // pg_partition_tree lists; it lists nothing for a plain table).
+    let stored = "(SELECT c.oid AS relid WHERE c.relkind OPERATOR(pg_catalog.<>) 'p'::pg_catalog.\"char\" \
+                   UNION ALL SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree(c.oid) t WHERE t.isleaf)";
+    let query = format!(
+        "SELECT c.oid, pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' \
+                OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname), \
+                pg_catalog.quote_ident(a.attname), a.attname::pg_catalog.text, \
+                CASE WHEN a.attcompression OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" THEN 'pglz' \
+                     WHEN a.attcompression OPERATOR(pg_catalog.=) 'l'::pg_catalog.\"char\" THEN 'lz4' ELSE '' END, \
+                pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT'), \
+                ARRAY(SELECT pg_catalog.quote_ident(pn.nspname) OPERATOR(pg_catalog.||) '.' \
+                             OPERATOR(pg_catalog.||) pg_catalog.quote_ident(pc.relname) \
+                        FROM pg_catalog.pg_partition_tree(c.oid) t \
+                        JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid \
+                        JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace \
+                       WHERE t.relid::pg_catalog.oid OPERATOR(pg_catalog.<>) c.oid ORDER BY t.level, t.relid) \
+           FROM pg_catalog.pg_class c \
+           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+           JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid \
+           CROSS JOIN LATERAL (SELECT pg_catalog.sum(pg_catalog.pg_relation_size(s.relid)) AS heap, \
+                                      pg_catalog.sum(pg_catalog.pg_total_relation_size(s.relid)) AS total \
+                                 FROM {stored} s) size \
+          WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{{r,m,p}}'::pg_catalog.\"char\"[]) AND NOT c.relispartition \
+            AND c.relpersistence OPERATOR(pg_catalog.<>) 't'::pg_catalog.\"char\" \
+            AND n.nspname OPERATOR(pg_catalog.<>) ALL ('{{pg_catalog,information_schema,compresslab}}'::pg_catalog.name[]) \
+            AND n.nspname OPERATOR(pg_catalog.!~) '^pg_toast' \
+            AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped AND a.attlen OPERATOR(pg_catalog.=) -1 \
+            AND a.attstorage OPERATOR(pg_catalog.=) ANY ('{{x,m}}'::pg_catalog.\"char\"[]) \
+            AND size.heap OPERATOR(pg_catalog.>) 0 \
+          ORDER BY size.total DESC, c.oid, a.attnum"
+    );
     Spi::connect(|client| {
         client
-            .select(query, None, &[])
+            .select(&query, None, &[])
             .unwrap_or_else(|e| spi_failed(e))
             .map(|row| {
                 let text = |i: usize| row.get::<String>(i).ok().flatten().unwrap_or_default();
@@ -127,6 +159,7 @@ pub fn toast_columns() -> Vec<ToastColumn> {
                     column_name: text(4),
                     compression: text(5),
                     readable: row.get::<bool>(6).ok().flatten().unwrap_or(false),
+                    partitions: row.get::<Vec<String>>(7).ok().flatten().unwrap_or_default(),
                 }
             })
             .collect()

@@ -4,7 +4,9 @@
 //! `pg_catalog.sum`, `::pg_catalog.text`), so a hostile `search_path` runs nobody's code.
 
 use std::ffi::{CStr, CString};
+use std::time::Instant;
 
+use compresslab_core::advisor::words;
 use compresslab_core::error::try_copy;
 use compresslab_core::scenarios::spill::Records;
 use compresslab_core::scenarios::toast;
@@ -48,17 +50,33 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32)
     })
 }
 
+/// A sample of a column's values and rows ([`column_rows`]).
+pub struct ColumnSample {
+    /// The non-NULL values, detoasted, and their rows as the table stores them, in step.
+    pub values: Vec<Vec<u8>>,
+    pub rows: Vec<toast::SampledRow>,
+    /// The table's rows, known when it has statistics or when the sample is every row.
+    pub table_rows: Option<f64>,
+    /// The rest of a row every tuple carries: the tuple header and the fixed-length columns.
+    pub overhead: usize,
+    /// Why the sample stopped before `limit` rows or the table's end, in words, if it did.
+    pub stopped: Option<String>,
+}
+
 /// A sample of a column's non-NULL values (detoasted) and of their rows as the table stores
 /// them (every variable-length attribute's storage, raw size, stored size and method, the
 /// tuple header, the fixed-length bytes, the table's `toast_tuple_target`), for replaying
-/// TOAST on each row; and the table's rows, known when it has statistics or when the sample
-/// is every row.
+/// TOAST on each row. At most `byte_cap` bytes of values are detoasted (a value's size is read
+/// from its header first): the sample ends at the first value that does not fit, or at
+/// `deadline`.
 pub fn column_rows(
     rel: &PgRelation,
     col: &str,
     limit: i32,
     seed: i32,
-) -> (Vec<Vec<u8>>, Vec<toast::SampledRow>, Option<f64>) {
+    byte_cap: usize,
+    deadline: Instant,
+) -> ColumnSample {
     let tupdesc = rel.tuple_desc();
     let varlena: Vec<(String, toast::Storage)> = tupdesc
         .iter()
@@ -67,11 +85,13 @@ pub fn column_rows(
         .collect();
     let column = varlena.iter().position(|(name, _)| name == col).unwrap_or(usize::MAX);
     let natts = tupdesc.len();
-    let fixed = row_overhead(rel, col) - TUPLE_HEADER;
-    // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions.
+    let overhead = row_overhead(rel, col);
+    let fixed = overhead - TUPLE_HEADER;
+    // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions (a
+    // partitioned table has none: its partitions' rows are sampled at the default target).
     let target = unsafe {
         let options = rel.rd_options as *const pg_sys::StdRdOptions;
-        if options.is_null() {
+        if options.is_null() || relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
             toast::TOAST_TUPLE_THRESHOLD
         } else {
             (*options).toast_tuple_target.max(128) as usize
@@ -87,12 +107,28 @@ pub fn column_rows(
     let select = format!("{{column}}, {}", others.join(", "));
     let analyzed = analyzed_rows(rel);
     let query = sample_query(rel, col, &select, Some(limit), seed, analyzed.is_some());
-    let (values, rows) = Spi::connect(|client| {
+    let (values, rows, stopped) = Spi::connect(|client| {
         let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-        let (mut values, mut rows) = (Vec::new(), Vec::new());
+        let (mut values, mut rows, mut stopped, mut held) = (Vec::new(), Vec::new(), None, 0usize);
         while table.next().is_some() {
             check_for_interrupts!();
             let Ok(Some(datum)) = table.get_datum_by_ordinal(1) else { continue };
+            // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
+            let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
+            if held + size > byte_cap {
+                stopped = Some(format!(
+                    "the next value ({}) did not fit in the {} left of the {} this budget allows a column",
+                    words::size(size as f64),
+                    words::size(byte_cap.saturating_sub(held) as f64),
+                    words::size(byte_cap as f64)
+                ));
+                break;
+            }
+            if Instant::now() >= deadline {
+                stopped = Some("the budget ran out".into());
+                break;
+            }
+            held += size;
             values.push(varlena_bytes(datum));
             let mut attributes = Vec::new();
             let mut has_nulls = false;
@@ -118,10 +154,11 @@ pub fn column_rows(
             let header = if has_nulls { (23 + natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
             rows.push(toast::SampledRow { header, fixed, target, attributes, column: at });
         }
-        (values, rows)
+        (values, rows, stopped)
     });
-    let table_rows = analyzed.or_else(|| ((values.len() as i64) < limit as i64).then_some(values.len() as f64));
-    (values, rows, table_rows)
+    let every_row = stopped.is_none() && (values.len() as i64) < limit as i64;
+    let table_rows = analyzed.or_else(|| every_row.then_some(values.len() as f64));
+    ColumnSample { values, rows, table_rows, overhead, stopped }
 }
 
 /// A varlena datum as stored: its data bytes once detoasted, `pg_column_size`, and whether it
@@ -142,8 +179,24 @@ fn stored_varlena(datum: pg_sys::Datum) -> (usize, usize, bool) {
     }
 }
 
-/// The table's rows by its statistics (`reltuples`), None if it was never vacuumed or analyzed.
+fn relkind(rel: &PgRelation) -> u8 {
+    // SAFETY: rd_rel is valid for an open relation.
+    unsafe { (*rel.rd_rel).relkind as u8 }
+}
+
+/// The table's rows by its statistics (`reltuples`; a partitioned table's, its leaves'
+/// summed), None if it (or one of its leaves) was never vacuumed or analyzed.
 pub fn analyzed_rows(rel: &PgRelation) -> Option<f64> {
+    if relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
+        return Spi::get_one_with_args::<f64>(
+            "SELECT CASE WHEN pg_catalog.bool_and(c.reltuples OPERATOR(pg_catalog.>=) 0) \
+                         THEN pg_catalog.sum(c.reltuples)::pg_catalog.float8 END \
+               FROM pg_catalog.pg_partition_tree($1) t \
+               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid WHERE t.isleaf",
+            &[rel.oid().into()],
+        )
+        .unwrap_or_else(|e| spi_failed(e));
+    }
     // SAFETY: rd_rel is valid for an open relation.
     let reltuples = unsafe { (*rel.rd_rel).reltuples as f64 };
     (reltuples >= 0.0).then_some(reltuples)
@@ -154,9 +207,7 @@ pub fn analyzed_rows(rel: &PgRelation) -> Option<f64> {
 /// Without `estimate` the sample is the table's first non-NULL values up to the limit (no row
 /// count to size a TABLESAMPLE by that can be trusted).
 fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32, estimate: bool) -> String {
-    // SAFETY: rd_rel is valid for an open relation.
-    let relkind = unsafe { (*rel.rd_rel).relkind } as u8;
-    if !matches!(relkind, b'r' | b'm' | b'p') {
+    if !matches!(relkind(rel), b'r' | b'm' | b'p') {
         report(
             PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
             format!("\"{}\" is not a table or materialized view", rel.name()),
@@ -197,20 +248,21 @@ fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, s
     }
 }
 
-/// The planner's estimate of the relation's rows (`reltuples`), or, for a table never
-/// vacuumed or analyzed (`reltuples` = -1), the statistics' live rows (`n_live_tup`).
+/// The planner's estimate of the relation's rows ([`analyzed_rows`]), or, for a table never
+/// vacuumed or analyzed, the statistics' live rows (`n_live_tup`, a partitioned table's
+/// partitions' summed); -1 when neither is known.
 pub fn estimated_rows(rel: &PgRelation) -> f64 {
-    // SAFETY: rd_rel is valid for an open relation.
-    let reltuples = unsafe { (*rel.rd_rel).reltuples as f64 };
-    if reltuples >= 0.0 {
-        return reltuples;
+    if let Some(rows) = analyzed_rows(rel) {
+        return rows;
     }
-    Spi::get_one_with_args::<i64>(
-        "SELECT COALESCE((SELECT n_live_tup FROM pg_catalog.pg_stat_all_tables WHERE relid OPERATOR(pg_catalog.=) $1), -1)",
+    Spi::get_one_with_args::<f64>(
+        "SELECT COALESCE(pg_catalog.sum(n_live_tup)::pg_catalog.float8, -1) FROM pg_catalog.pg_stat_all_tables \
+          WHERE relid OPERATOR(pg_catalog.=) $1 \
+             OR relid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1)))",
         &[rel.oid().into()],
     )
     .unwrap_or_else(|e| spi_failed(e))
-    .map_or(reltuples, |n| n as f64)
+    .unwrap_or(-1.0)
 }
 
 /// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied

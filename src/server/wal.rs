@@ -372,7 +372,16 @@ pub fn relation_name(key: &RelationKey) -> (String, String) {
     // SAFETY: MyDatabaseId is set for the whole session.
     let my_database: u32 = unsafe { pg_sys::MyDatabaseId }.into();
     if key.database != my_database && key.database != 0 {
-        return (format!("(database {} relfilenode {})", key.database, key.relfilenode), fork);
+        // SAFETY: a catalog lookup returning a palloc'd NUL-terminated name, or NULL for an OID
+        // no database has.
+        let database = unsafe { pg_sys::get_database_name(pg_sys::Oid::from(key.database)) };
+        let database = if database.is_null() {
+            format!("{} (dropped)", key.database)
+        } else {
+            // SAFETY: checked non-NULL above.
+            quote_identifier(&unsafe { CStr::from_ptr(database) }.to_string_lossy())
+        };
+        return (format!("(database {database}, relfilenode {})", key.relfilenode), fork);
     }
     // SAFETY: RelidByRelfilenode (RelidByRelfilenumber from 16) does catalog lookups (which may ERROR, hence the guard) and
     // returns InvalidOid for a relfilenode no relation has now.

@@ -170,6 +170,33 @@ pub fn per_day_confidence(items: u64, period_seconds: f64) -> &'static str {
     }
 }
 
+/// Rows inserted into the database's tables over the statistics' period, and the rows they
+/// hold now (`pg_stat_user_tables`: `n_tup_ins` and `n_live_tup` summed).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Inserted {
+    pub rows: f64,
+    pub held: f64,
+}
+
+/// Whether a period of statistics is dominated by a bulk load: under a day long, and the rows
+/// inserted over it are at least half the rows the tables hold now (the period includes
+/// loading most of the data, so its WAL rate is a load's, not a steady day's). A workload
+/// that has inserted its rows steadily for a day or more is not flagged.
+pub fn bulk_load(inserted: Inserted, period_seconds: f64) -> bool {
+    period_seconds < 86400.0 && inserted.held > 0.0 && inserted.rows >= 0.5 * inserted.held
+}
+
+/// The words the basis adds, and confidence `low`, for a period dominated by a bulk load.
+pub fn bulk_load_words(inserted: Inserted, period_seconds: f64) -> Option<String> {
+    bulk_load(inserted, period_seconds).then(|| {
+        format!(
+            "; the period is dominated by a bulk load ({:.0} rows inserted over it, {:.0} held now in this \
+             database's tables): a steady day writes less",
+            inserted.rows, inserted.held
+        )
+    })
+}
+
 /// Percent saved going from `now` to `then`.
 pub fn saving_percent(now: i64, then: i64) -> f64 {
     if now > 0 {

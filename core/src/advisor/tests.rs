@@ -39,3 +39,14 @@ fn confidence_and_saving() {
     assert_eq!(saving_percent(200, 50), 75.0);
     assert_eq!(saving_percent(0, 50), 0.0);
 }
+
+#[test]
+fn a_bulk_load_is_most_of_the_rows_inserted_within_a_day() {
+    let loaded = Inserted { rows: 1_000_000.0, held: 1_000_000.0 };
+    assert!(bulk_load(loaded, 1440.0), "pagila after 24 minutes: its load");
+    assert!(bulk_load(Inserted { rows: 500.0, held: 1000.0 }, 7200.0), "half, the boundary");
+    assert!(!bulk_load(Inserted { rows: 499.0, held: 1000.0 }, 7200.0));
+    assert!(!bulk_load(loaded, 86400.0 * 3.0), "inserting steadily for days");
+    assert!(!bulk_load(Inserted { rows: 0.0, held: 0.0 }, 60.0), "no table");
+    assert!(bulk_load_words(loaded, 1440.0).unwrap().contains("dominated by a bulk load (1000000 rows inserted"));
+}

@@ -3,7 +3,9 @@
 //! by the rate `pg_stat_wal` observed.
 
 use super::words::{period, size, Rate, GB};
-use super::{choose_wal, per_day_confidence, saving_percent, AdviceRow, Decision, WalOption};
+use super::{
+    bulk_load_words, choose_wal, per_day_confidence, saving_percent, AdviceRow, Decision, Inserted, WalOption,
+};
 use crate::scenarios::fpi::FpiRow;
 use crate::scenarios::wal::WalWhatIfRow;
 
@@ -39,7 +41,7 @@ fn row(current_setting: &str, options: &[WalOption], decision: &Decision, how: &
     let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
     AdviceRow {
         area: "wal_compression".into(),
-        target: "wal_compression".into(),
+        target: "wal_compression (cluster-wide)".into(),
         current: current_setting.into(),
         recommended: decision.recommended.clone(),
         apply_sql: (!keep).then(|| {
@@ -62,9 +64,10 @@ fn setting_row<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow 
     rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
 }
 
-/// The row from the what-if's rows (at least one full-page image read) and the WAL written
-/// since pg_stat_wal was reset.
-pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate) -> AdviceRow {
+/// The row from the what-if's rows (at least one full-page image read), the WAL written since
+/// pg_stat_wal was reset, and the rows inserted over that period (a bulk load makes it `low`).
+pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate, inserted: Inserted) -> AdviceRow {
+    let load = bulk_load_words(inserted, written.seconds);
     let options: Vec<WalOption> = rows
         .iter()
         .map(|r| WalOption { setting: r.wal_compression.clone(), saving_percent: r.saving_percent })
@@ -86,22 +89,28 @@ pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate) 
         bytes_recommended: Some(bytes_then.round() as i64),
         saving_percent: saving_percent(bytes_now.round() as i64, bytes_then.round() as i64),
         compress_cpu_seconds_per_day: cpu(then.compress_cpu_seconds, per_day.map(|d| d / now.wal_bytes.max(1) as f64)),
-        decompress_cpu_seconds_per_day: cpu(then.decompress_cpu_seconds, per_day.map(|d| d / now.wal_bytes.max(1) as f64)),
+        decompress_cpu_seconds_per_day: cpu(
+            then.decompress_cpu_seconds,
+            per_day.map(|d| d / now.wal_bytes.max(1) as f64),
+        ),
         compress_cpu_seconds_per_gb: cpu(then.compress_cpu_seconds, Some(1.0 / read_gb)),
         decompress_cpu_seconds_per_gb: cpu(then.decompress_cpu_seconds, Some(1.0 / read_gb)),
         basis: format!(
-            "WAL {}..{} ({}, {} records, {} full-page images, {} compressed under each setting with the server's routines); \
-             bytes per day extrapolated from pg_stat_wal: {} written over {}",
+            "the cluster's WAL (every database's) {}..{}: {} as written under wal_compression = {current_setting}, {} \
+             with every image uncompressed ({} records, {} full-page images, {} compressed under each setting with the \
+             server's routines); bytes per day extrapolated from pg_stat_wal: {} written over {}",
             then.start_lsn,
             then.end_lsn,
             size(now.wal_bytes as f64),
+            size(setting_row(rows, "off").wal_bytes as f64),
             now.records,
             now.fpi_images,
             now.sampled_images,
             size(written.amount),
             period(written.seconds)
-        ),
-        confidence: per_day_confidence(now.sampled_images as u64, written.seconds).into(),
+        ) + load.as_deref().unwrap_or(""),
+        confidence: if load.is_some() { "low" } else { per_day_confidence(now.sampled_images as u64, written.seconds) }
+            .into(),
         ..row(
             current_setting,
             &options,
@@ -123,7 +132,9 @@ pub fn from_pages(
     current_setting: &str,
     written: Rate,
     images: Rate,
+    inserted: Inserted,
 ) -> AdviceRow {
+    let load = bulk_load_words(inserted, written.seconds);
     let (off, sampled_images) = (&fpi[0], fpi[0].images.max(1) as f64);
     let raw_image = off.stored_bytes as f64 / sampled_images;
     let stored_share = |setting: &str| {
@@ -158,17 +169,22 @@ pub fn from_pages(
         compress_cpu_seconds_per_day: images.per_day().filter(|_| !keep).map(|n| n * cpu_per_image),
         compress_cpu_seconds_per_gb: (!keep && raw_image > 0.0).then(|| cpu_per_image / raw_image * GB),
         basis: format!(
-            "no full-page image in the WAL read ({range}): {} pages sampled from the most-written tables ({}), hole \
-             removed, compressed with the server's routines; bytes per day extrapolated from pg_stat_wal: {} and {:.0} \
-             full-page images written over {}",
+            "no full-page image in the cluster's WAL read ({range}): {} pages sampled from the most-written tables \
+             ({}), hole removed, compressed with the server's routines; bytes per day extrapolated from pg_stat_wal \
+             (the cluster's, every database's): {} as written under wal_compression = {current_setting} and {:.0} \
+             full-page images over {}",
             off.images,
             tables.join(", "),
             size(written.amount),
             images.amount,
             period(written.seconds)
-        ),
-        confidence: if per_day_confidence(off.images as u64, written.seconds) == "high" { "medium" } else { "low" }
-            .into(),
+        ) + load.as_deref().unwrap_or(""),
+        confidence: if load.is_none() && per_day_confidence(off.images as u64, written.seconds) == "high" {
+            "medium"
+        } else {
+            "low"
+        }
+        .into(),
         ..row(current_setting, &options, &decision, ", from sampled pages standing for the images", "")
     }
 }
@@ -220,7 +236,8 @@ mod tests {
             whatif("zstd", 38_000_000, 1.0),
         ];
         // 6.4 GB written over a day
-        let row = from_whatif(&rows, "off", Rate { amount: 6.4e9, seconds: 86400.0 });
+        let steady = Inserted { rows: 1000.0, held: 1_000_000.0 };
+        let row = from_whatif(&rows, "off", Rate { amount: 6.4e9, seconds: 86400.0 }, steady);
         assert_eq!(row.recommended, "lz4");
         assert_eq!(row.bytes_now, Some(6_400_000_000));
         assert_eq!(row.bytes_recommended, Some(4_000_000_000));
@@ -233,10 +250,26 @@ mod tests {
         assert!((per_gb - 0.5 / (64e6 / GB)).abs() < 1e-9);
         assert!((row.compress_cpu_seconds_per_day.unwrap() - 0.5 * 100.0).abs() < 1e-6);
         assert_eq!(row.confidence, "medium");
+        assert_eq!(row.target, "wal_compression (cluster-wide)");
+        assert!(
+            row.basis.starts_with(
+                "the cluster's WAL (every database's) 0/1000000..0/5000000: 61 MB as written under \
+                 wal_compression = off, 61 MB with every image uncompressed ("
+            ),
+            "{}",
+            row.basis
+        );
+        let lz4_now = from_whatif(&rows, "lz4", Rate { amount: 4e9, seconds: 86400.0 }, steady);
+        assert!(lz4_now.basis.contains(": 38 MB as written under wal_compression = lz4, 61 MB with every image"));
         // kept: no statement and no CPU figures
-        let kept = from_whatif(&rows, "lz4", Rate { amount: 6.4e9, seconds: 600.0 });
+        let kept = from_whatif(&rows, "lz4", Rate { amount: 6.4e9, seconds: 600.0 }, steady);
         assert!(kept.apply_sql.is_none() && kept.note.starts_with("keep: "));
         assert_eq!(kept.compress_cpu_seconds_per_gb, None);
         assert_eq!(kept.confidence, "low", "ten minutes of statistics");
+        // seven hours of statistics that include loading every row the tables hold
+        let loaded =
+            from_whatif(&rows, "off", Rate { amount: 6.4e9, seconds: 25200.0 }, Inserted { rows: 1e6, held: 1e6 });
+        assert_eq!(loaded.confidence, "low");
+        assert!(loaded.basis.contains("over 7.0 h; the period is dominated by a bulk load"), "{}", loaded.basis);
     }
 }

@@ -33,9 +33,12 @@ pub fn period(seconds: f64) -> String {
     }
 }
 
-/// A byte count in words, in the unit that keeps it readable (kB up to 10 MB, then MB, GB).
+/// A byte count in words, in the unit that keeps it readable (bytes under 10 kB, kB up to
+/// 10 MB, then MB, GB): never "0 kB" for bytes there are.
 pub fn size(bytes: f64) -> String {
-    if bytes < 10.0 * 1024.0 * 1024.0 {
+    if bytes < 10.0 * 1024.0 {
+        format!("{bytes:.0} bytes")
+    } else if bytes < 10.0 * 1024.0 * 1024.0 {
         format!("{:.0} kB", bytes / 1024.0)
     } else if bytes < 10.0 * GB {
         format!("{:.0} MB", bytes / (1024.0 * 1024.0))
@@ -62,7 +65,9 @@ mod tests {
         assert_eq!(period(1440.0), "24 min");
         assert_eq!(period(7200.0), "2.0 h");
         assert_eq!(period(3.0 * 86400.0), "3.0 days");
-        assert_eq!(size(0.0), "0 kB");
+        assert_eq!(size(0.0), "0 bytes");
+        assert_eq!(size(300.0), "300 bytes");
+        assert_eq!(size(10.0 * 1024.0), "10 kB");
         assert_eq!(size(300.0 * 1024.0), "300 kB");
         assert_eq!(size(64.0 * 1024.0 * 1024.0), "64 MB");
         assert_eq!(size(20.0 * GB), "20.0 GB");
