@@ -67,12 +67,12 @@ SELECT b.wal_compression, sum(b.fpi_bytes) = min(p.fpi_bytes) AS adds_up
   FROM whatif_runs r, compresslab.wal_whatif_by_relation(r.start_lsn, r.end_lsn) b
   JOIN predicted p ON p.run = 'zstd' AND p.wal_compression = b.wal_compression
  WHERE r.setting = 'zstd' GROUP BY 1 ORDER BY 1;
--- a relation that no longer exists (the off run's table was dropped) is still counted
--- (on PostgreSQL 17 and 18 the off run's range also holds main-fork images of a relation that
--- still exists, a second row: expected/wal_whatif_1.out)
-SELECT relation LIKE '(dropped or rewritten: relfilenode %)' AS dropped, count(*) AS settings
+-- a relation that no longer exists (the off run's table was dropped) is still counted (the
+-- range may also hold main-fork images of a catalogue page, depending on the major and on
+-- timing: not counted here)
+SELECT count(*) AS dropped_relation_settings
   FROM whatif_runs r, compresslab.wal_whatif_by_relation(r.start_lsn, r.end_lsn)
- WHERE r.setting = 'off' AND fork = 'main' GROUP BY 1 ORDER BY 1;
+ WHERE r.setting = 'off' AND fork = 'main' AND relation LIKE '(dropped or rewritten: relfilenode %)';
 -- the default range: from the oldest WAL in pg_wal to the flush LSN, covering every run
 SELECT count(*) AS settings, bool_and(records > 8000) AS covers_the_runs FROM compresslab.wal_whatif(sample => 0.05);
 -- bad ranges and arguments are clear errors (LSNs and segment names masked)
