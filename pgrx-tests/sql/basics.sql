@@ -7,7 +7,8 @@ SELECT compresslab.version() = extversion AS version_matches_catalog
   FROM pg_extension WHERE extname = 'compresslab';
 -- versions(): compresslab's is the installed extension's, PostgreSQL's the server's; each C
 -- library's dotted version is the number its *_versionNumber() returned, and the server's
--- libraries were loaded from files named after that version (Debian's liblz4.so.1.9.4).
+-- libraries were loaded from a file of that library (Debian's liblz4.so.1.9.4, the PyPI
+-- wheel of 17 its own liblz4.so.1).
 SELECT component,
        CASE component
          WHEN 'compresslab' THEN version = (SELECT extversion FROM pg_extension WHERE extname = 'compresslab')
@@ -17,8 +18,8 @@ SELECT component,
          ELSE nullif(split_part(detail, '() = ', 2), '')::int = split_part(version, '.', 1)::int * 10000
               + split_part(version, '.', 2)::int * 100 + split_part(version, '.', 3)::int
        END AS consistent,
-       CASE WHEN component LIKE '%server''s%' THEN detail ~ ('\.so\.' || replace(version, '.', '\.') || ',') END
-         AS file_named_after_version
+       CASE WHEN component LIKE '%server''s%' THEN detail ~ ('^/\S*/' || split_part(component, ' ', 1) || '[^/,]*\.so[.0-9]*, ') END
+         AS loaded_from_that_library
   FROM compresslab.versions();
 -- methods() names the library each method runs, with the version versions() reports
 SELECT method, server_code, regexp_replace(library, '[0-9]+(\.[0-9]+)+', 'N', 'g') AS library
