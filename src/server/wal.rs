@@ -96,16 +96,16 @@ fn unreadable(message: String, hint: Option<&str>) -> ! {
 /// The LSN where the oldest WAL segment still in `pg_wal` of the timeline being written (on
 /// a standby: replayed) starts, and the segment's name.
 pub fn oldest_segment() -> Option<(u64, String)> {
-    let prefix = format!("{:08X}", readable_end().1);
+    let timeline = readable_end().1;
     let segments_per_xlogid = 0x1_0000_0000 / segment_size();
     std::fs::read_dir("pg_wal")
         .ok()?
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|name| name.len() == 24 && name.starts_with(&prefix) && name.bytes().all(|b| b.is_ascii_hexdigit()))
-        .filter_map(|name| {
-            let log = u64::from_str_radix(&name[8..16], 16).ok()?;
-            let seg = u64::from_str_radix(&name[16..24], 16).ok()?;
-            Some(((log * segments_per_xlogid + seg) * segment_size(), name))
+        .filter_map(|name| match wal_archive::parse_name(&name)? {
+            (tli, log, seg, false) if tli == timeline => {
+                Some(((log * segments_per_xlogid + seg) * segment_size(), name))
+            }
+            _ => None,
         })
         .min()
 }

@@ -56,7 +56,7 @@ fn io_error(what: String, e: &std::io::Error) -> ! {
 }
 
 /// The timeline, log and segment of a segment file name, and whether it is `.partial`.
-fn parse_name(name: &str) -> Option<(u32, u64, u64, bool)> {
+pub(super) fn parse_name(name: &str) -> Option<(u32, u64, u64, bool)> {
     let (stem, partial) = match name.strip_suffix(".partial") {
         Some(stem) => (stem, true),
         None => (name, false),
