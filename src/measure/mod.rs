@@ -17,7 +17,7 @@ use crate::errors::{raise, report, OrRaise};
 use crate::gucs;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
 use crate::server::wal::{self, WalReader, WalSource};
-use crate::server::{c_codecs, check_interrupts, PgHooks};
+use crate::server::{c_codecs, check_interrupts, versions, PgHooks};
 
 pub mod advice;
 
@@ -35,6 +35,24 @@ pub fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
     build_codec(&MethodSpec::parse(method, gucs::zstd_level()).or_raise())
 }
 
+/// The `wal_compression` settings with the server's codecs, less `lz4` and `zstd` on a server
+/// built without them (its liblz4 or libzstd not loaded; `wal_compression` refuses them
+/// there too), which a NOTICE names.
+pub fn wal_settings() -> Vec<(String, Option<Box<dyn Codec>>)> {
+    let built_with = |setting: &str| match setting {
+        "lz4" => versions::server_lz4().is_some(),
+        "zstd" => versions::server_zstd().is_some(),
+        _ => true,
+    };
+    let (offered, missing): (Vec<_>, Vec<_>) = WAL_SETTINGS.iter().partition(|(name, _)| built_with(name));
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|(name, _)| *name).collect();
+        PgHooks
+            .progress(&format!("wal_compression = {} left out: this server was built without them", names.join(", ")));
+    }
+    offered.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect()
+}
+
 /// Add one relation's full-page images (all pages, or a seeded sample scaled up) to `totals`.
 pub fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, totals: &mut FpiTotals) {
     if !is_permanent(rel) {
@@ -43,7 +61,7 @@ pub fn add_relation(rel: &PgRelation, sample_pages: Option<i32>, seed: i32, tota
     let nblocks = relation_blocks(rel);
     let blocks = sampled_blocks(nblocks, sample_pages, seed);
     PgHooks.progress(&format!("estimating full-page images of {} ({} of {nblocks} pages)", rel.name(), blocks.len()));
-    let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
+    let settings = wal_settings();
     let mut estimator = FpiEstimator::new(settings);
     for batch in blocks.chunks(PAGES_PER_BATCH) {
         for page in read_pages(rel, batch, Hole::ZeroFilled) {
@@ -141,7 +159,7 @@ pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option
 /// one is given: the what-if then covers the records read so far (its `end_lsn` says where it
 /// stopped).
 pub fn replay_range(source: &WalSource, start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
-    let settings = WAL_SETTINGS.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect();
+    let settings = wal_settings();
     let mut whatif = WalWhatIf::new(WalLayout::new(source.segment_size()), settings, sample).or_raise();
     let clock = Instant::now();
     let mut reader = WalReader::open(source, start, end);
