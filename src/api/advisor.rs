@@ -28,7 +28,8 @@ const TOAST_UNTIL: f64 = 0.9;
 /// reading WAL), `toast` for every compressible column of the tables the caller may read
 /// (largest first, as many as the budget allows), `spill` (informational) when logical
 /// decoding has spilled. Each row says what is in force, what to use, what it saves and costs,
-/// what was measured, how sure it is, and the statements that apply it.
+/// what was measured, how sure it is, and the statements that apply it. Two or more columns
+/// storing under 1 MB each are one row unless `verbose`.
 #[pg_extern(
     volatile,
     parallel_unsafe,
