@@ -9,14 +9,15 @@ SET search_path = pg_catalog, pg_temp;
 SET client_min_messages = warning;
 \qecho '## Advice: should this server change wal_compression or TOAST compression?'
 \qecho
-SELECT format('`SELECT * FROM compresslab.advise(%L)` on database `%s` (%s): one row per decision; bytes are per day for WAL and spill (at the rate pg_stat_wal and pg_stat_replication_slots observed), in total for a column; CPU is the server''s own code. The rules are in the README.',
+SELECT format('`SELECT * FROM compresslab.advise(%L)` on database `%s` (%s): one row per decision. `now`/`then`: a column''s stored bytes in total; for WAL and spill, the bytes over `period` (what pg_stat_wal, pg_stat_replication_slots or the archive''s WAL observed: measured, not extrapolated), and `per_day_now`/`per_day_then` the same scaled to a day. Columns storing under 1 MB each are one row (`verbose => true` lists them). CPU is the server''s own code. The rules are in the README.',
               :'budget', current_database(), pg_size_pretty(pg_database_size(current_database()))) AS advice_intro \gset
 \qecho :advice_intro
 \qecho
 CREATE TEMP TABLE report_advice AS SELECT * FROM compresslab.advise(:'budget');
 \qecho '```'
 SELECT area, target, current, recommended, pg_size_pretty(bytes_now) AS now, pg_size_pretty(bytes_recommended) AS then,
-       round(saving_percent::numeric, 1) AS saving_percent,
+       justify_hours(date_trunc('second', observed_period)) AS period, pg_size_pretty(bytes_per_day_now) AS per_day_now,
+       pg_size_pretty(bytes_per_day_recommended) AS per_day_then, round(saving_percent::numeric, 1) AS saving_percent,
        round(compress_cpu_seconds_per_gb::numeric, 2) AS compress_s_per_gb,
        round(decompress_cpu_seconds_per_gb::numeric, 2) AS decompress_s_per_gb, confidence
   FROM report_advice ORDER BY array_position(ARRAY['wal_compression', 'toast', 'spill'], area), bytes_now DESC;

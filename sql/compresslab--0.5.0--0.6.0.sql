@@ -78,16 +78,28 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'wal_whatif_by_relation_wrapper';
 COMMENT ON FUNCTION compresslab.wal_whatif_by_relation(pg_catalog.pg_lsn, pg_catalog.pg_lsn, double precision, text) IS
 'wal_whatif per relation fork: full-page images and their bytes under each wal_compression setting, largest first; wal_dir as for wal_whatif';
 
--- (advise: only the wal_dir argument here; the advise branch's change of its result and its
--- verbose argument is reconciled with this block at merge.)
+-- advise: wal_dir (archived WAL), verbose (every column its own row), and its result type
+-- compresslab.advice with observed_period and bytes per day beside bytes_now (issue 30, "A
+-- report a DBA reads at a glance"). The type can only be dropped once the function returning
+-- it is.
 DROP FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn);
+DROP TYPE compresslab.advice;
+CREATE TYPE compresslab.advice AS (
+    area text, target text, current text, recommended text, bytes_now bigint, bytes_recommended bigint,
+    observed_period interval, bytes_per_day_now bigint, bytes_per_day_recommended bigint,
+    saving_percent float8, compress_cpu_seconds_per_day float8, decompress_cpu_seconds_per_day float8,
+    compress_cpu_seconds_per_gb float8, decompress_cpu_seconds_per_gb float8, basis text, confidence text,
+    apply_sql text, note text
+);
+COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use; bytes now and then (a column: stored in total; WAL and spill: over observed_period, as measured and as predicted), observed_period (WAL and spill), the same bytes per day (WAL and spill), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';
 CREATE FUNCTION compresslab."advise"(
     "budget" interval DEFAULT '30 s',
     "wal_since" pg_catalog.pg_lsn DEFAULT NULL,
-    "wal_dir" text DEFAULT NULL
+    "wal_dir" text DEFAULT NULL,
+    "verbose" boolean DEFAULT false
 ) RETURNS SETOF compresslab.advice
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'advise_wrapper';
-COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text) IS
-'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it';
+COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text, boolean) IS
+'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it; columns storing under 1 MB each are one row unless verbose';
 -- ---- end of waldir

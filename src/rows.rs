@@ -6,6 +6,7 @@
 
 use std::num::NonZeroUsize;
 
+use pgrx::datum::Interval;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 use serde::Serialize;
@@ -48,6 +49,11 @@ pub fn to_composite<T: Serialize>(type_name: &str, row: &T) -> Row {
             pg_sys::FLOAT8OID => tuple.set_by_index(index, v.as_f64()),
             pg_sys::BOOLOID => tuple.set_by_index(index, v.as_bool()),
             pg_sys::TEXTOID => tuple.set_by_index(index, v.as_str().map(str::to_string)),
+            // seconds, as an interval of hours and days
+            pg_sys::INTERVALOID => tuple.set_by_index(
+                index,
+                v.as_f64().map(|seconds| Interval::from_micros((seconds * 1e6).round() as i64).justify_hours()),
+            ),
             other => mismatch(type_name, format!("column {column} has type oid {other:?}, which rows do not use")),
         };
         set.unwrap_or_else(|e| mismatch(type_name, format!("column {column}: {e}")));

@@ -472,6 +472,8 @@ mod tests {
         check("compresslab.toast_compression_estimate", fields(&toast));
         check("compresslab.wal_whatif_row", fields(&whatif));
         check("compresslab.wal_whatif_relation_row", fields(&by_relation));
+        let advice = compresslab_core::advisor::AdviceRow { observed_period: Some(5400.5), ..Default::default() };
+        check("compresslab.advice", fields(&advice));
         // and the conversion accepts each
         crate::rows::to_composite("compresslab.bench_result", &bench);
         crate::rows::to_composite("compresslab.checksum_result", &checksum);
@@ -480,6 +482,10 @@ mod tests {
         crate::rows::to_composite("compresslab.toast_compression_estimate", &toast);
         crate::rows::to_composite("compresslab.wal_whatif_row", &whatif);
         crate::rows::to_composite("compresslab.wal_whatif_relation_row", &by_relation);
+        // observed_period's seconds as an interval
+        let tuple = crate::rows::to_composite("compresslab.advice", &advice);
+        let period: Option<pgrx::datum::Interval> = tuple.get_by_name("observed_period").unwrap();
+        assert_eq!(period.map(|p| p.as_micros()), Some(5_400_500_000));
     }
 
     /// A row that does not fit its type is an ERROR, not a wrong tuple.

@@ -24,8 +24,13 @@ CREATE TABLE blobs (id int, payload bytea);
 INSERT INTO blobs SELECT g, decode(string_agg(md5(g || ':' || k), '' ORDER BY k), 'hex')
   FROM generate_series(1, 200) g, generate_series(1, 256) k GROUP BY g;
 ANALYZE docs, blobs;
+-- (verbose: every column its own row; these tables store under 1 MB each, which advise folds
+-- into one row by default, see toast_advice.sql)
 CREATE TEMP TABLE toast_advice AS
-SELECT * FROM compresslab.advise('20 s') WHERE area = 'toast';
+SELECT * FROM compresslab.advise('20 s', verbose => true) WHERE area = 'toast';
+-- a column's bytes are a total: no period, nothing per day
+SELECT count(*) AS columns, bool_and(observed_period IS NULL AND bytes_per_day_now IS NULL AND bytes_per_day_recommended IS NULL) AS totals_only
+  FROM toast_advice;
 SELECT target, current, recommended, apply_sql, confidence, saving_percent > -5 AS not_much_bigger
   FROM toast_advice ORDER BY target;
 -- the note says what happens to existing values, and the rule's reason
@@ -77,7 +82,7 @@ INSERT INTO orders SELECT g, (SELECT string_agg(md5(g || '-' || k), '' ORDER BY 
   FROM generate_series(1, 250) g;
 ANALYZE orders;
 SELECT recommended AS orders_rec, apply_sql AS orders_apply, bytes_recommended AS orders_predicted
-  FROM compresslab.advise('20 s') WHERE target = 'public.orders.note' \gset
+  FROM compresslab.advise('20 s', verbose => true) WHERE target = 'public.orders.note' \gset
 SELECT :'orders_rec' AS recommended, (SELECT count(*) FROM orders WHERE pg_column_compression(note) IS NOT NULL) > 100 AS short_values_compressed;
 COPY (SELECT unnest(string_to_array(:'orders_apply', E'\n'))) TO PROGRAM :'psql_each_line';
 UPDATE orders SET note = note || '';
@@ -93,7 +98,7 @@ INSERT INTO events SELECT g, (SELECT jsonb_agg(jsonb_build_object('event', g * 1
                                 FROM generate_series(1, 60) k)
   FROM generate_series(0, 299) g;
 ANALYZE events;
-CREATE TEMP TABLE events_advice AS SELECT * FROM compresslab.advise('20 s') WHERE target LIKE 'public.events%';
+CREATE TEMP TABLE events_advice AS SELECT * FROM compresslab.advise('20 s', verbose => true) WHERE target LIKE 'public.events%';
 SELECT target, recommended, basis LIKE '300 values sampled of about 300 across its 2 partitions (%' AS sampled_across,
        apply_sql = format(E'ALTER TABLE public.events ALTER COLUMN payload SET COMPRESSION %s;\n'
                           'ALTER TABLE public.events_a ALTER COLUMN payload SET COMPRESSION %s;\n'
@@ -123,7 +128,14 @@ CREATE TEMP TABLE wal_advice AS SELECT * FROM compresslab.advise('20 s', :'off_s
 -- per-day figures are extrapolated from them, so the confidence is low and the basis names the
 -- period and the bulk load
 SELECT current, recommended IN ('lz4', 'zstd') AS compressed_setting,
-       confidence = 'low' AND basis ~ 'bytes per day extrapolated from pg_stat_wal: .* written over [0-9]+ min; the period is dominated by a bulk load \([0-9]+ rows inserted over it, [0-9]+ held now in this database''s tables\): a steady day writes less$' AS low_and_says_why,
+       confidence = 'low' AND basis ~ 'bytes over the period from pg_stat_wal: .* written over [0-9]+ (s|min); the period is dominated by a bulk load \([0-9]+ rows inserted over it, [0-9]+ held now in this database''s tables\): a steady day writes less$' AS low_and_says_why,
+       -- bytes_now is pg_stat_wal's over observed_period (under an hour here), the per-day
+       -- columns the same scaled to a day
+       observed_period < interval '1 hour' AS period_under_an_hour,
+       bytes_now <= (SELECT wal_bytes FROM pg_stat_wal) AS bytes_measured,
+       abs(bytes_per_day_now - bytes_now * 86400 / extract(epoch FROM observed_period)) <= 1e-6 * bytes_per_day_now
+         AND abs(bytes_per_day_recommended - bytes_recommended * 86400 / extract(epoch FROM observed_period)) <= 1e-6 * bytes_per_day_recommended
+         AS per_day_scaled,
        apply_sql ~ E'^ALTER SYSTEM SET wal_compression = \'(lz4|zstd)\';\nSELECT pg_catalog.pg_reload_conf\\(\\);$' AS apply_sql_ok
   FROM wal_advice;
 -- each statement of apply_sql runs alone with psql -c, as a DBA pastes it
@@ -164,6 +176,7 @@ SELECT count(*) > 150000 AS decoded FROM pg_logical_slot_get_changes('advise_slo
 SELECT pg_stat_force_next_flush();
 SELECT target LIKE 'logical decoding spill files (1 slot(s), % transaction(s) spilled)' AS target_ok, recommended,
        saving_percent > 20 AS saves, apply_sql IS NULL AS informational,
+       observed_period > interval '0' AND bytes_per_day_now >= bytes_now AS over_a_period_and_per_day,
        basis LIKE '%rows of public.changes as change records%' AS samples_changes
   FROM compresslab.advise('10 s') WHERE area = 'spill';
 SELECT pg_drop_replication_slot('advise_slot');
@@ -191,7 +204,7 @@ DO $$ BEGIN
 END $$;
 SELECT clock_timestamp() AS t0 \gset
 SELECT count(*) FILTER (WHERE area = 'toast') AS toast_rows, count(*) FILTER (WHERE area = 'toast') < 2002 AS some_left_out
-  FROM compresslab.advise('1 s') \gset
+  FROM compresslab.advise('1 s', verbose => true) \gset
 SELECT :toast_rows > 0 AS looked_at_some, :'some_left_out'::bool AS left_some_out,
        clock_timestamp() - :'t0'::timestamptz < interval '3 s' AS within_budget_plus_2_s;
 -- cancel and statement_timeout stop it long before its budget (the margins are for a loaded
@@ -208,7 +221,7 @@ CREATE ROLE advise_user;
 GRANT USAGE ON SCHEMA compresslab TO advise_user;
 GRANT SELECT ON docs TO advise_user;
 SET ROLE advise_user;
-SELECT area, target FROM compresslab.advise('5 s') ORDER BY 1, 2;
+SELECT area, target FROM compresslab.advise('5 s', verbose => true) ORDER BY 1, 2;
 RESET ROLE;
 -- a bad budget
 \set VERBOSITY terse

@@ -48,7 +48,8 @@ BEGIN
   RETURN bytes;
 END $$;
 
-CREATE TEMP TABLE advice AS SELECT * FROM compresslab.advise('120 s') WHERE area = 'toast';
+-- (verbose: every column its own row; by default, columns under 1 MB are one row, see the end)
+CREATE TEMP TABLE advice AS SELECT * FROM compresslab.advise('120 s', verbose => true) WHERE area = 'toast';
 CREATE TEMP TABLE predicted AS
 SELECT target, split_part(target, '.', 2)::regclass AS tbl, split_part(target, '.', 3) AS col, recommended,
        substring(basis FROM 'pglz would store ([0-9]+) bytes')::bigint AS pglz,
@@ -77,3 +78,28 @@ SELECT p.target, within_2_percent(p.pglz, rewritten(p.tbl, p.col, 'pglz')) AS pg
        within_2_percent(p.lz4, rewritten(p.tbl, p.col, 'lz4')) AS lz4,
        within_2_percent(p.bytes_now, stored_now(p.tbl, p.col)) AS now
   FROM predicted p ORDER BY p.target;
+-- Without verbose, the columns storing under 1 MB each are one row: its target counts them,
+-- its bytes are their sum, it has no statement, and its note points at verbose => true; the
+-- other columns keep their own rows, and a NOTICE says how many were folded.
+CREATE TEMP TABLE folded AS SELECT * FROM compresslab.advise('120 s') WHERE area = 'toast';
+SELECT count(*) AS small_columns, sum(bytes_now) AS small_now, sum(bytes_recommended) AS small_then
+  FROM advice WHERE bytes_now < 1048576 \gset
+SELECT :small_columns >= 2 AS several_small_columns,
+       (SELECT count(*) FROM advice WHERE bytes_now IS NULL OR bytes_now >= 1048576) >= 2 AS several_others;
+SELECT target = format('%s columns under 1 MB each', :small_columns) AS counts_them, bytes_now = :small_now AS bytes_summed,
+       bytes_recommended = :small_then AS recommended_summed, apply_sql IS NULL AS no_statement,
+       note LIKE '%compresslab.advise(..., verbose => true) gives each its own row%' AS points_at_verbose
+  FROM folded WHERE target LIKE '% under 1 MB each';
+SELECT count(*) AS rows_differing FROM (
+  (SELECT target, bytes_now FROM folded WHERE target NOT LIKE '% under 1 MB each'
+   EXCEPT ALL SELECT target, bytes_now FROM advice WHERE bytes_now IS NULL OR bytes_now >= 1048576)
+  UNION ALL
+  (SELECT target, bytes_now FROM advice WHERE bytes_now IS NULL OR bytes_now >= 1048576
+   EXCEPT ALL SELECT target, bytes_now FROM folded WHERE target NOT LIKE '% under 1 MB each')) d;
+CREATE TEMP TABLE notices (line text);
+SELECT format('psql -X -q -A -t -h %s -p %s -d %s -c "SET client_min_messages = notice" '
+              '-c "SELECT pg_catalog.count(*) FROM compresslab.advise(''120 s'')" 2>&1',
+              current_setting('unix_socket_directories'), current_setting('port'), current_database()) AS advise_command \gset
+COPY notices FROM PROGRAM :'advise_command';
+SELECT count(*) AS notice_says_how_many_were_folded FROM notices
+ WHERE line ~ ('^NOTICE:  compresslab: advise: .*; ' || :small_columns || ' column\(s\) storing under 1 MB each folded into one row \(verbose => true lists each\)');

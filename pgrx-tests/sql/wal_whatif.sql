@@ -121,21 +121,46 @@ DROP OWNED BY whatif_user, whatif_reader;
 DROP ROLE whatif_user, whatif_reader;
 -- Damaged and missing WAL (last, as it harms the runs' WAL): an ERROR naming the LSN or the
 -- segment, never a number built on part of the range. Both segments are older than the last
--- checkpoint, so the server itself no longer needs them.
+-- checkpoint, so the server itself no longer needs them; each is put back after its check, so
+-- that tests run after this one on the same cluster read whole WAL.
 SELECT start_lsn AS pglz_start, end_lsn AS pglz_end FROM whatif_runs WHERE setting = 'pglz' \gset
--- a page of zeros two pages into the pglz run (the commands read the row COPY sends first: one
--- that exits before the write fails the COPY with a broken pipe)
-SELECT format('cat >/dev/null; dd if=/dev/zero of=pg_wal/%s bs=8192 seek=%s count=1 conv=notrunc status=none',
+-- the off run's first segment removed (moved out of pg_wal)
+SELECT format('cat >/dev/null; mv pg_wal/%1$s %1$s.moved', pg_walfile_name(:'off_start')) AS remove_segment,
+       format('cat >/dev/null; mv %1$s.moved pg_wal/%1$s', pg_walfile_name(:'off_start')) AS restore_segment \gset
+COPY (SELECT 1) TO PROGRAM :'remove_segment';
+SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'off_start', :'off_end'));
+-- advise starts at the oldest segment of pg_wal, before the gap; the reader's undefined_file
+-- ERROR there (as when a checkpoint removes the segment advise is about to read) makes it
+-- start again from the oldest segment after which none is missing: a NOTICE says so, and the
+-- WAL it reads starts after the gap (a psql of its own shows the NOTICE)
+CREATE TEMP TABLE advise_output (line text);
+SELECT format('psql -X -q -A -t -h %s -p %s -d %s -c "SET client_min_messages = notice" '
+              '-c "SELECT basis FROM compresslab.advise(''5 s'') WHERE area = ''wal_compression''" 2>&1',
+              current_setting('unix_socket_directories'), current_setting('port'), current_database()) AS advise_command \gset
+COPY advise_output FROM PROGRAM :'advise_command';
+SELECT :'off_start'::pg_lsn - (:'off_start'::pg_lsn - '0/0'::pg_lsn) % pg_size_bytes(current_setting('wal_segment_size'))
+       + pg_size_bytes(current_setting('wal_segment_size')) AS after_the_gap \gset
+SELECT count(*) FILTER (WHERE line ~ '^NOTICE:  compresslab: advise: a segment of pg_wal was gone as it was read .*; starting again from') AS started_again,
+       count(*) FILTER (WHERE substring(line FROM '^the cluster''s WAL \(every database''s\) ([0-9A-F]+/[0-9A-F]+)\.\.')::pg_lsn >= :'after_the_gap'::pg_lsn) AS read_after_the_gap
+  FROM advise_output;
+COPY (SELECT 1) TO PROGRAM :'restore_segment';
+-- a page of zeros two pages into the pglz run, the page kept aside (the commands read the row
+-- COPY sends first: one that exits before the write fails the COPY with a broken pipe)
+SELECT format('cat >/dev/null; dd if=pg_wal/%1$s of=page.saved bs=8192 skip=%2$s count=1 status=none'
+              ' && dd if=/dev/zero of=pg_wal/%1$s bs=8192 seek=%2$s count=1 conv=notrunc status=none',
               pg_walfile_name(:'pglz_start'::pg_lsn + 16384),
-              ((:'pglz_start'::pg_lsn + 16384 - '0/0'::pg_lsn)::bigint % 16777216) / 8192) AS zero_page \gset
+              ((:'pglz_start'::pg_lsn + 16384 - '0/0'::pg_lsn)::bigint % 16777216) / 8192) AS zero_page,
+       format('cat >/dev/null; dd if=page.saved of=pg_wal/%1$s bs=8192 seek=%2$s count=1 conv=notrunc status=none && rm page.saved',
+              pg_walfile_name(:'pglz_start'::pg_lsn + 16384),
+              ((:'pglz_start'::pg_lsn + 16384 - '0/0'::pg_lsn)::bigint % 16777216) / 8192) AS restore_page \gset
 COPY (SELECT 1) TO PROGRAM :'zero_page';
 -- (PostgreSQL 17 and 18 word the reader's message "invalid magic number 0000 in WAL segment
 -- SEGMENT, LSN X/X, offset N": expected/wal_whatif_1.out)
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'pglz_start', :'pglz_end'));
--- the off run's first segment removed
-SELECT format('cat >/dev/null; rm pg_wal/%s', pg_walfile_name(:'off_start')) AS remove_segment \gset
-COPY (SELECT 1) TO PROGRAM :'remove_segment';
-SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L)$$, :'off_start', :'off_end'));
+COPY (SELECT 1) TO PROGRAM :'restore_page';
+-- both put back: the runs' whole range reads again
+SELECT max(end_lsn) AS runs_end FROM whatif_runs \gset
+SELECT count(*) AS settings FROM compresslab.wal_whatif(:'off_start', :'runs_end');
 ALTER SYSTEM RESET autovacuum;
 ALTER SYSTEM RESET checkpoint_timeout;
 ALTER SYSTEM RESET max_wal_size;

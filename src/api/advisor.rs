@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use compresslab_core::advisor::toast::sample_byte_cap;
+use compresslab_core::advisor::toast::fold_small_columns;
 use compresslab_core::advisor::AdviceRow;
 use compresslab_core::lab::Hooks;
 use compresslab_core::CodecError;
@@ -14,24 +14,22 @@ use pgrx::datum::Interval;
 use pgrx::prelude::*;
 
 use crate::errors::{raise, required};
-use crate::measure::advice::{self, ColumnOutcome};
+use crate::measure::advice;
 use crate::rows::set_of;
 use crate::server::activity;
 use crate::server::privileges::may_read_server_files;
-use crate::server::{check_interrupts, PgHooks};
+use crate::server::PgHooks;
 
 /// Shares of the budget: WAL first, then TOAST columns until this much is spent, then spill.
 const WAL_SHARE: f64 = 0.4;
 const TOAST_UNTIL: f64 = 0.9;
-/// Values sampled per column, and fewer when little time is left.
-const TOAST_SAMPLE: i32 = 300;
-const TOAST_SAMPLE_HURRIED: i32 = 50;
 
 /// One row per decision: `wal_compression` (needs superuser or pg_read_server_files, like
 /// reading WAL), `toast` for every compressible column of the tables the caller may read
 /// (largest first, as many as the budget allows), `spill` (informational) when logical
 /// decoding has spilled. Each row says what is in force, what to use, what it saves and costs,
-/// what was measured, how sure it is, and the statements that apply it.
+/// what was measured, how sure it is, and the statements that apply it. Two or more columns
+/// storing under 1 MB each are one row unless `verbose`.
 #[pg_extern(
     volatile,
     parallel_unsafe,
@@ -39,20 +37,23 @@ const TOAST_SAMPLE_HURRIED: i32 = 50;
 CREATE FUNCTION compresslab."advise"(
     "budget" interval DEFAULT '30 s',
     "wal_since" pg_catalog.pg_lsn DEFAULT NULL,
-    "wal_dir" text DEFAULT NULL
+    "wal_dir" text DEFAULT NULL,
+    "verbose" boolean DEFAULT false
 ) RETURNS SETOF compresslab.advice
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'advise_wrapper';
-COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text) IS
-'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it';
+COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text, boolean) IS
+'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it; columns storing under 1 MB each are one row unless verbose';
 "#
 )]
 fn advise(
     budget: Option<Interval>,
     wal_since: Option<i64>,
     wal_dir: Option<&str>,
+    verbose: Option<bool>,
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.advice")> {
     let seconds = required(budget, "budget").as_micros() as f64 / 1e6;
+    let verbose = required(verbose, "verbose");
     if !(seconds > 0.0 && seconds <= 86400.0) {
         raise(CodecError::invalid(format!("budget must be between 0 and 1 day, got {seconds} s")));
     }
@@ -72,58 +73,14 @@ fn advise(
             Err(why) => notes.push(format!("wal_compression left out: {why}")),
         }
     }
-    let (mut unreadable, mut over_budget, mut looked, mut no_statistics) = (0, 0, 0, Vec::new());
-    let (mut skipped, mut partial) = (Vec::new(), Vec::new());
-    for column in &columns {
-        check_interrupts();
-        let left = at(TOAST_UNTIL).saturating_duration_since(Instant::now());
-        if !column.readable {
-            unreadable += 1;
-        } else if left.is_zero() {
-            over_budget += 1;
-        } else {
-            looked += 1;
-            let sample = if left < Duration::from_secs(2) { TOAST_SAMPLE_HURRIED } else { TOAST_SAMPLE };
-            let cap = sample_byte_cap(left.as_secs_f64());
-            match advice::column_row(column, &default_method, sample, cap, at(TOAST_UNTIL)) {
-                ColumnOutcome::Row(row) => {
-                    if row.bytes_now.is_none() {
-                        no_statistics.push(column.table_name.clone());
-                    }
-                    if row.basis.contains("; partially sampled: ") {
-                        partial.push(column.target.clone());
-                    }
-                    rows.push(*row);
-                }
-                ColumnOutcome::Skipped(why) => {
-                    PgHooks.progress(&format!("advise: {} skipped, no value measured: {why}", column.target));
-                    skipped.push(column.target.clone());
-                }
-                ColumnOutcome::Empty => {}
-            }
-        }
-    }
-    if looked > 0 {
-        PgHooks.progress(&format!("advise: {looked} column(s) of {} measured", columns.len()));
-    }
-    if unreadable > 0 {
-        notes.push(format!("{unreadable} column(s) of tables you may not read left out"));
-    }
-    if over_budget > 0 {
-        notes.push(format!("{over_budget} column(s) not looked at within the budget (smallest tables)"));
-    }
-    if !skipped.is_empty() {
+    let (toast, toast_notes) = advice::toast_rows(&columns, &default_method, at(TOAST_UNTIL));
+    let (toast, folded) = if verbose { (toast, 0) } else { fold_small_columns(toast) };
+    rows.extend(toast);
+    notes.extend(toast_notes);
+    if folded > 0 {
         notes.push(format!(
-            "skipped, no value measured within the budget (a larger budget measures them): {}",
-            skipped.join(", ")
+            "{folded} column(s) storing under 1 MB each folded into one row (verbose => true lists each)"
         ));
-    }
-    if !partial.is_empty() {
-        notes.push(format!("partially sampled within the budget (confidence low): {}", partial.join(", ")));
-    }
-    no_statistics.dedup();
-    if !no_statistics.is_empty() {
-        notes.push(format!("no statistics, so no totals, for {}: ANALYZE them", no_statistics.join(", ")));
     }
     match advice::spill_row() {
         Ok(row) => rows.push(row),

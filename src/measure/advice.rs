@@ -2,16 +2,20 @@
 //! settings) and runs the measurements, then leaves the arithmetic and the decision to the
 //! core's advisor.
 
-use std::time::Instant;
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
 
-use compresslab_core::advisor::toast::ColumnMeasurement;
+use compresslab_core::advisor::toast::{sample_byte_cap, ColumnMeasurement};
+use compresslab_core::advisor::wal::{TimeSpan, WalPeriod};
 use compresslab_core::advisor::{self, AdviceRow};
-use compresslab_core::lab::{Codec, Payload};
+use compresslab_core::lab::{Codec, Hooks, Payload};
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
 use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
+use compresslab_core::scenarios::wal::{lsn_text, WalWhatIfRow};
+use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
-use pgrx::PgRelation;
+use pgrx::{PgRelation, PgSqlErrorCode};
 
 use super::{add_relation, codec_of, replay_range};
 use crate::errors::OrRaise;
@@ -24,18 +28,46 @@ const SPILL_SAMPLE_ROWS: i64 = 2000;
 /// Without images in pg_wal: pages sampled from this many of the most-written tables.
 const FALLBACK_TABLES: i64 = 5;
 const FALLBACK_PAGES: i32 = 200;
+/// Values sampled per column, and fewer when little time is left.
+const TOAST_SAMPLE: i32 = 300;
+const TOAST_SAMPLE_HURRIED: i32 = 50;
 /// Timed iterations of each method on a column's sample.
 const TOAST_ITERATIONS: u32 = 3;
 
-/// The `wal_compression` row from the WAL in pg_wal or in the archived segments of `wal_dir`
-/// (from `since`, default the oldest), read and sampled to fit before `deadline`, scaled to a
-/// day with pg_stat_wal.
-pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> Result<AdviceRow, String> {
-    let source = WalSource::open(wal_dir);
-    let (oldest, flush) = match &source {
+/// Times the WAL part starts again when a segment of pg_wal is gone as it reads it: removed by
+/// a checkpoint between the listing of pg_wal and the reading, or missing (a gap).
+const GONE_SEGMENT_RETRIES: u32 = 3;
+
+/// Whether an ERROR is the reader's "requested WAL segment ... has already been removed"
+/// (`undefined_file`: the segment file does not exist).
+fn gone_segment(error: &CaughtError) -> bool {
+    matches!(error, CaughtError::PostgresError(report)
+        if report.sql_error_code() == PgSqlErrorCode::ERRCODE_UNDEFINED_FILE)
+}
+
+/// The what-if over the most recent WAL of `source` from `since` (default the oldest segment;
+/// `again`: the oldest with none missing after it) that fits before `deadline`, and the span of
+/// the records' times. None when a segment of pg_wal was gone and `retry` allows another start.
+fn read_wal(
+    source: &WalSource,
+    since: Option<u64>,
+    deadline: Instant,
+    again: bool,
+    retry: bool,
+) -> Result<Option<(Vec<WalWhatIfRow>, TimeSpan)>, String> {
+    let (oldest, flush) = match source {
         WalSource::PgWal => {
             wal::require_readable_pg_wal();
-            (wal::oldest_segment().ok_or("no WAL segment in pg_wal")?.0, wal::flush_lsn())
+            let oldest = if again { wal::oldest_contiguous_segment() } else { wal::oldest_segment() };
+            let oldest = oldest.ok_or("no WAL segment in pg_wal")?.0;
+            if again {
+                PgHooks.progress(&format!(
+                    "advise: a segment of pg_wal was gone as it was read (a checkpoint removed it, or it is missing); \
+                     starting again from {}, after which none is missing",
+                    lsn_text(oldest)
+                ));
+            }
+            (oldest, wal::flush_lsn())
         }
         WalSource::Archive(archive) => {
             let (oldest, newest) = (archive.oldest().0, archive.newest().0);
@@ -48,11 +80,43 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
         return Err("no time left in its share of the budget (a larger budget reads WAL)".into());
     }
     let (start, sample) = advisor::wal::window(seconds, since.unwrap_or(oldest).clamp(oldest, flush), flush);
-    let rows = replay_range(&source, start, flush, sample, Some(deadline)).finish().or_raise();
+    let mut span = TimeSpan::default();
+    let replayed = PgTryBuilder::new(AssertUnwindSafe(|| {
+        Some(replay_range(source, start, flush, sample, Some(deadline), &mut span).finish().or_raise())
+    }))
+    .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
+        if retry && gone_segment(&error) {
+            None
+        } else {
+            error.rethrow()
+        }
+    })
+    .execute();
+    Ok(replayed.map(|rows| (rows, span)))
+}
+
+/// The `wal_compression` row from the WAL in pg_wal or in the archived segments of `wal_dir`
+/// (from `since`, default the oldest), read and sampled to fit before `deadline`, scaled to a
+/// day with pg_stat_wal (pg_wal) or with the span of the records' times (an archive). A
+/// segment of pg_wal gone as it is read: it starts again after the last gap.
+pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> Result<AdviceRow, String> {
+    let source = WalSource::open(wal_dir);
+    let mut attempt = 0;
+    let (rows, span) = loop {
+        let retry = matches!(source, WalSource::PgWal) && attempt < GONE_SEGMENT_RETRIES;
+        match read_wal(&source, since, deadline, attempt > 0, retry)? {
+            Some(read) => break read,
+            None => attempt += 1,
+        }
+    };
     let current_setting = activity::setting("wal_compression");
     let (written, images) = activity::wal_written();
     if rows[0].fpi_images > 0 {
-        return Ok(advisor::wal::from_whatif(&rows, &current_setting, written, activity::inserted()));
+        let period = match source {
+            WalSource::PgWal => WalPeriod::Statistics(written),
+            WalSource::Archive(_) => WalPeriod::Archive { span, statistics: written },
+        };
+        return Ok(advisor::wal::from_whatif(&rows, &current_setting, period, activity::inserted()));
     }
     // No full-page image in the range (recycled, or quiet): pages of the most-written tables
     // stand for the images.
@@ -82,6 +146,66 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
         images,
         activity::inserted(),
     ))
+}
+
+/// The `toast` rows of `columns` (largest table first), each sampled with the time left
+/// before `until`, and the notes for the NOTICE: what was left out and why.
+pub fn toast_rows(columns: &[ToastColumn], default_method: &str, until: Instant) -> (Vec<AdviceRow>, Vec<String>) {
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    let (mut unreadable, mut over_budget, mut looked, mut no_statistics) = (0, 0, 0, Vec::new());
+    let (mut skipped, mut partial) = (Vec::new(), Vec::new());
+    for column in columns {
+        check_interrupts();
+        let left = until.saturating_duration_since(Instant::now());
+        if !column.readable {
+            unreadable += 1;
+        } else if left.is_zero() {
+            over_budget += 1;
+        } else {
+            looked += 1;
+            let sample = if left < Duration::from_secs(2) { TOAST_SAMPLE_HURRIED } else { TOAST_SAMPLE };
+            let cap = sample_byte_cap(left.as_secs_f64());
+            match column_row(column, default_method, sample, cap, until) {
+                ColumnOutcome::Row(row) => {
+                    if row.bytes_now.is_none() {
+                        no_statistics.push(column.table_name.clone());
+                    }
+                    if row.basis.contains("; partially sampled: ") {
+                        partial.push(column.target.clone());
+                    }
+                    rows.push(*row);
+                }
+                ColumnOutcome::Skipped(why) => {
+                    PgHooks.progress(&format!("advise: {} skipped, no value measured: {why}", column.target));
+                    skipped.push(column.target.clone());
+                }
+                ColumnOutcome::Empty => {}
+            }
+        }
+    }
+    if looked > 0 {
+        PgHooks.progress(&format!("advise: {looked} column(s) of {} measured", columns.len()));
+    }
+    if unreadable > 0 {
+        notes.push(format!("{unreadable} column(s) of tables you may not read left out"));
+    }
+    if over_budget > 0 {
+        notes.push(format!("{over_budget} column(s) not looked at within the budget (smallest tables)"));
+    }
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "skipped, no value measured within the budget (a larger budget measures them): {}",
+            skipped.join(", ")
+        ));
+    }
+    if !partial.is_empty() {
+        notes.push(format!("partially sampled within the budget (confidence low): {}", partial.join(", ")));
+    }
+    no_statistics.dedup();
+    if !no_statistics.is_empty() {
+        notes.push(format!("no statistics, so no totals, for {}: ANALYZE them", no_statistics.join(", ")));
+    }
+    (rows, notes)
 }
 
 /// What became of a column: its row, no value to advise on, or skipped (why, in words).

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use compresslab_core::advisor::wal::TimeSpan;
 use compresslab_core::lab::{Codec, Hooks};
 use compresslab_core::page::{sample_blocks, Hole};
 use compresslab_core::registry::MethodSpec;
@@ -157,8 +158,15 @@ pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option
 
 /// Replay `[start, end)` of `source` (checked by the caller), stopping early at `deadline` if
 /// one is given: the what-if then covers the records read so far (its `end_lsn` says where it
-/// stopped).
-pub fn replay_range(source: &WalSource, start: u64, end: u64, sample: f64, deadline: Option<Instant>) -> WalWhatIf {
+/// stopped). `span` gathers the times of the records read that carry one.
+pub fn replay_range(
+    source: &WalSource,
+    start: u64,
+    end: u64,
+    sample: f64,
+    deadline: Option<Instant>,
+    span: &mut TimeSpan,
+) -> WalWhatIf {
     let settings = wal_settings();
     let mut whatif = WalWhatIf::new(WalLayout::new(source.segment_size()), settings, sample).or_raise();
     let clock = Instant::now();
@@ -167,6 +175,9 @@ pub fn replay_range(source: &WalSource, start: u64, end: u64, sample: f64, deadl
     while let Some(mut record) = reader.next() {
         check_interrupts();
         let header = record.header();
+        if let Some(micros) = record.timestamp() {
+            span.observe(micros);
+        }
         let (images, ids) = record.images();
         whatif
             .add_record(header, &images, &mut |i, page| {

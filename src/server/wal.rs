@@ -93,21 +93,49 @@ fn unreadable(message: String, hint: Option<&str>) -> ! {
     report(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message, hint)
 }
 
+/// The segments in `pg_wal` of the timeline being written (on a standby: replayed): where
+/// each starts, and its name, oldest first.
+fn pg_wal_segments() -> Vec<(u64, String)> {
+    let timeline = readable_end().1;
+    let segments_per_xlogid = 0x1_0000_0000 / segment_size();
+    let mut segments: Vec<(u64, String)> = std::fs::read_dir("pg_wal")
+        .map(|dir| {
+            dir.filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+                .filter_map(|name| match wal_archive::parse_name(&name)? {
+                    (tli, log, seg, false) if tli == timeline => {
+                        Some(((log * segments_per_xlogid + seg) * segment_size(), name))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    segments.sort();
+    segments
+}
+
 /// The LSN where the oldest WAL segment still in `pg_wal` of the timeline being written (on
 /// a standby: replayed) starts, and the segment's name.
 pub fn oldest_segment() -> Option<(u64, String)> {
-    let timeline = readable_end().1;
-    let segments_per_xlogid = 0x1_0000_0000 / segment_size();
-    std::fs::read_dir("pg_wal")
-        .ok()?
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter_map(|name| match wal_archive::parse_name(&name)? {
-            (tli, log, seg, false) if tli == timeline => {
-                Some(((log * segments_per_xlogid + seg) * segment_size(), name))
-            }
-            _ => None,
-        })
-        .min()
+    pg_wal_segments().into_iter().next()
+}
+
+/// The oldest segment of `pg_wal` from which none is missing up to the one the readable end
+/// (the flush LSN, or the replay LSN) is in: where reading starts again when an older segment
+/// is gone (removed by a checkpoint after it was listed, or missing).
+pub fn oldest_contiguous_segment() -> Option<(u64, String)> {
+    let size = segment_size();
+    let last = flush_lsn().saturating_sub(1) / size * size;
+    let segments = pg_wal_segments();
+    let mut run = segments.iter().rev().skip_while(|(lsn, _)| *lsn > last);
+    let mut oldest = run.next()?;
+    for segment in run {
+        if segment.0 + size != oldest.0 {
+            break;
+        }
+        oldest = segment;
+    }
+    Some(oldest.clone())
 }
 
 /// On PostgreSQL 15, refuse to read pg_wal on a standby (its pg_walinspect refuses too; 16
@@ -303,6 +331,44 @@ impl Record<'_> {
             lsn: record.lsn,
             total_length: record.header.xl_tot_len,
             is_switch: record.header.xl_rmid as u32 == pg_sys::RmgrIds::RM_XLOG_ID && info == pg_sys::XLOG_SWITCH,
+        }
+    }
+
+    /// The time the record carries, in microseconds since 2000-01-01 (PostgreSQL's
+    /// `TimestampTz`): a transaction's commit or abort time (`xact_time`, the first field of
+    /// its main data) or a checkpoint's (`CheckPoint.time`, seconds since 1970). None for
+    /// every other record.
+    pub fn timestamp(&self) -> Option<i64> {
+        let record = self.decoded();
+        let info = record.header.xl_info as u32 & !pg_sys::XLR_INFO_MASK;
+        let main = |len: usize| {
+            // SAFETY: the decoded record's main data holds main_data_len bytes; only read when
+            // it holds at least `len`.
+            (record.main_data_len as usize >= len && !record.main_data.is_null())
+                .then(|| unsafe { std::slice::from_raw_parts(record.main_data.cast::<u8>(), len) })
+        };
+        match record.header.xl_rmid as u32 {
+            pg_sys::RmgrIds::RM_XACT_ID
+                if matches!(
+                    info & pg_sys::XLOG_XACT_OPMASK,
+                    pg_sys::XLOG_XACT_COMMIT
+                        | pg_sys::XLOG_XACT_ABORT
+                        | pg_sys::XLOG_XACT_COMMIT_PREPARED
+                        | pg_sys::XLOG_XACT_ABORT_PREPARED
+                ) =>
+            {
+                main(8).map(|b| i64::from_ne_bytes(b.try_into().unwrap_or_default()))
+            }
+            pg_sys::RmgrIds::RM_XLOG_ID
+                if info == pg_sys::XLOG_CHECKPOINT_SHUTDOWN || info == pg_sys::XLOG_CHECKPOINT_ONLINE =>
+            {
+                let bytes = main(std::mem::size_of::<pg_sys::CheckPoint>())?;
+                // SAFETY: as many bytes as a CheckPoint, read unaligned.
+                let checkpoint = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<pg_sys::CheckPoint>()) };
+                // seconds since 1970 to microseconds since 2000
+                Some((checkpoint.time - 946_684_800) * 1_000_000)
+            }
+            _ => None,
         }
     }
 

@@ -11,6 +11,8 @@
 //!    gain at a fraction of the CPU (and `pglz` is never better than both: slower than `lz4`,
 //!    smaller output than neither in PostgreSQL's own measurements).
 //! 3. Otherwise `zstd`: WAL volume, not CPU, is then the constraint worth paying for.
+//! 4. A server built without lz4 or zstd (the what-if then leaves them out): the setting of
+//!    those it has that saves the most, `pglz` when it has neither.
 //!
 //! **TOAST compression of a column.** Savings are of stored bytes against the raw values.
 //! 1. If neither method saves [`MIN_SAVING_PERCENT`] of the raw bytes, no change: the values do
@@ -48,10 +50,16 @@ pub struct AdviceRow {
     pub target: String,
     pub current: String,
     pub recommended: String,
-    /// Bytes now and under the recommendation: per day for WAL and spill, in total for a column
-    /// (None when the table has no statistics to scale a sample by).
+    /// Bytes now and under the recommendation. A column: its stored bytes in total (None when
+    /// the table has no statistics to scale a sample by). WAL and spill: the bytes over
+    /// `observed_period`, as measured (written now) and as they would be.
     pub bytes_now: Option<i64>,
     pub bytes_recommended: Option<i64>,
+    /// WAL and spill: the seconds `bytes_now` covers (an `interval` in SQL); None for a column.
+    pub observed_period: Option<f64>,
+    /// WAL and spill: the bytes scaled to a day (None for a column, or without a period).
+    pub bytes_per_day_now: Option<i64>,
+    pub bytes_per_day_recommended: Option<i64>,
     pub saving_percent: f64,
     /// CPU seconds per day at the observed rate (NULL when no rate is known).
     pub compress_cpu_seconds_per_day: Option<f64>,
@@ -66,6 +74,26 @@ pub struct AdviceRow {
     /// The statements that apply the recommendation, one a line, each runnable alone; NULL to keep.
     pub apply_sql: Option<String>,
     pub note: String,
+}
+
+impl AdviceRow {
+    /// A WAL or spill row's bytes: `now` as measured and `then` as predicted over `seconds` of
+    /// observation, each also scaled to a day (none when the period is unknown), and the
+    /// saving between them.
+    pub fn over_period(self, now: f64, then: f64, seconds: f64) -> AdviceRow {
+        let known = seconds > 0.0;
+        let per_day = |bytes: f64| known.then(|| (bytes * 86400.0 / seconds).round() as i64);
+        let (now_bytes, then_bytes) = (now.round() as i64, then.round() as i64);
+        AdviceRow {
+            bytes_now: Some(now_bytes),
+            bytes_recommended: Some(then_bytes),
+            observed_period: known.then_some(seconds),
+            bytes_per_day_now: per_day(now),
+            bytes_per_day_recommended: per_day(then),
+            saving_percent: saving_percent(now_bytes, then_bytes),
+            ..self
+        }
+    }
 }
 
 /// One `wal_compression` setting as the WAL what-if measured it.
@@ -96,6 +124,25 @@ pub fn choose_wal(options: &[WalOption]) -> Decision {
             recommended: "off".into(),
             reason: format!(
                 "no setting saves {MIN_SAVING_PERCENT}% of WAL (best {best:.1}%): compressing would cost CPU for almost nothing"
+            ),
+        };
+    }
+    let offered = |setting: &str| options.iter().any(|o| o.setting == setting);
+    // A server built without lz4 or zstd offers only what it has (the what-if leaves the rest
+    // out): the best of those, pglz when neither is there.
+    if !offered("lz4") || !offered("zstd") {
+        let choice = options.iter().filter(|o| o.setting != "off").fold(None::<&WalOption>, |best, o| match best {
+            Some(b) if b.saving_percent >= o.saving_percent => Some(b),
+            _ => Some(o),
+        });
+        let (setting, saving) = choice.map_or(("off", 0.0), |o| (o.setting.as_str(), o.saving_percent));
+        let mut offered_names: Vec<&str> = options.iter().map(|o| o.setting.as_str()).collect();
+        offered_names.retain(|s| *s != "off");
+        return Decision {
+            recommended: setting.into(),
+            reason: format!(
+                "{setting} saves {saving:.1}% of WAL, the most of the settings this server was built with ({})",
+                offered_names.join(", ")
             ),
         };
     }

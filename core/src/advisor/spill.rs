@@ -10,15 +10,11 @@ use crate::scenarios::spill::SpillRow;
 /// `slots` slots that spilled `txns` transactions and `spilled` bytes.
 pub fn spill_row(raw: &SpillRow, lz4: &SpillRow, table: &str, slots: i64, txns: i64, spilled: Rate) -> AdviceRow {
     let ratio = if raw.stored_bytes > 0 { lz4.stored_bytes as f64 / raw.stored_bytes as f64 } else { 1.0 };
-    let bytes_now = spilled.per_day().unwrap_or(spilled.amount);
     AdviceRow {
         area: "spill".into(),
         target: format!("logical decoding spill files ({slots} slot(s), {txns} transaction(s) spilled)"),
         current: "uncompressed (PostgreSQL cannot compress spill files)".into(),
         recommended: "lz4_stream".into(),
-        bytes_now: Some(bytes_now.round() as i64),
-        bytes_recommended: Some((bytes_now * ratio).round() as i64),
-        saving_percent: 100.0 * (1.0 - ratio),
         compress_cpu_seconds_per_gb: (raw.raw_bytes > 0).then(|| lz4.cpu_seconds / (raw.raw_bytes as f64 / GB)),
         basis: format!(
             "pg_stat_replication_slots: {} spilled over {}; {} rows of {table} as change records, LZ4 streaming across \
@@ -30,10 +26,12 @@ pub fn spill_row(raw: &SpillRow, lz4: &SpillRow, table: &str, slots: i64, txns: 
         confidence: per_day_confidence(raw.records as u64, spilled.seconds).into(),
         apply_sql: None,
         note: "informational: the pgsql-hackers patch compressing ReorderBuffer spill files with LZ4 streaming is \
-               not in PostgreSQL; raising logical_decoding_work_mem spills less. Bytes are per day."
+               not in PostgreSQL; raising logical_decoding_work_mem spills less. bytes_now is what spilled over \
+               observed_period, bytes_per_day_now the same scaled to a day."
             .into(),
         ..AdviceRow::default()
     }
+    .over_period(spilled.amount, spilled.amount * ratio, spilled.seconds)
 }
 
 #[cfg(test)]
@@ -58,7 +56,9 @@ mod tests {
     fn the_spill_row_scales_the_simulated_ratio_to_a_day() {
         let (raw, lz4) = (simulated("raw", 1 << 20, 0.0), simulated("lz4_stream", 1 << 18, 0.001));
         let row = spill_row(&raw, &lz4, "public.t", 1, 3, Rate { amount: 1e9, seconds: 43200.0 });
-        assert_eq!((row.bytes_now, row.bytes_recommended), (Some(2_000_000_000), Some(500_000_000)));
+        assert_eq!((row.bytes_now, row.bytes_recommended), (Some(1_000_000_000), Some(250_000_000)));
+        assert_eq!(row.observed_period, Some(43200.0));
+        assert_eq!((row.bytes_per_day_now, row.bytes_per_day_recommended), (Some(2_000_000_000), Some(500_000_000)));
         assert_eq!(row.saving_percent, 75.0);
         assert!((row.compress_cpu_seconds_per_gb.unwrap() - 1.024).abs() < 1e-9);
         assert_eq!(row.confidence, "high");

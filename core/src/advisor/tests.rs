@@ -19,6 +19,23 @@ fn wal_rule() {
 }
 
 #[test]
+fn wal_rule_on_a_server_without_lz4_or_zstd_offers_what_it_has() {
+    let only = |settings: &[&str], all: Vec<WalOption>| -> Vec<WalOption> {
+        all.into_iter().filter(|o| settings.contains(&o.setting.as_str())).collect()
+    };
+    // without both: pglz, never a setting the server would refuse
+    let no_lz4_zstd = only(&["off", "pglz"], options(20.0, 30.0, 40.0));
+    assert_eq!(choose_wal(&no_lz4_zstd).recommended, "pglz");
+    assert!(choose_wal(&no_lz4_zstd).reason.contains("built with (pglz)"), "{}", choose_wal(&no_lz4_zstd).reason);
+    // without zstd: lz4 only when it saves at least as much as pglz
+    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 15.0, 40.0))).recommended, "pglz");
+    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 20.0, 40.0))).recommended, "pglz");
+    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 21.0, 40.0))).recommended, "lz4");
+    // and under 5% everywhere still off
+    assert_eq!(choose_wal(&only(&["off", "pglz"], options(4.0, 30.0, 40.0))).recommended, "off");
+}
+
+#[test]
 fn toast_rule() {
     assert_eq!(choose_toast(1000, 980, 990).recommended, "", "2% is no change");
     assert_eq!(choose_toast(1000, 400, 420).recommended, "lz4");

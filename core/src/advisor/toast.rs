@@ -20,6 +20,76 @@ pub fn sample_byte_cap(seconds_left: f64) -> usize {
     ((seconds_left.max(0.0) * SAMPLE_BYTES_PER_SECOND) as usize).min(SAMPLE_MEMORY_BYTES)
 }
 
+/// A column storing fewer bytes than this (1 MiB) is folded with the others like it into one
+/// row unless `advise(..., verbose => true)`: whatever its method, it saves a few hundred
+/// kilobytes at most, and a database of many small tables would otherwise bury the columns that
+/// matter under rows of them.
+pub const SMALL_COLUMN_BYTES: i64 = 1 << 20;
+/// The summary row names at most this many of the columns it folds.
+const FOLDED_NAMES: usize = 20;
+
+/// `rows` with the `toast` rows of columns storing under [`SMALL_COLUMN_BYTES`] folded into one
+/// summary row (where the first of them was), and how many were folded: none when fewer than
+/// two are small (one keeps its own row and name). The summary sums their bytes and CPU per
+/// day, has no statement (each column's is in its own row with `verbose`) and the lowest of
+/// their confidences. Columns without totals (no statistics) keep their rows.
+pub fn fold_small_columns(rows: Vec<AdviceRow>) -> (Vec<AdviceRow>, usize) {
+    let small = |r: &AdviceRow| r.area == "toast" && r.bytes_now.is_some_and(|b| b < SMALL_COLUMN_BYTES);
+    if rows.iter().filter(|r| small(r)).count() < 2 {
+        return (rows, 0);
+    }
+    let Some(at) = rows.iter().position(small) else { return (rows, 0) };
+    let (folded, mut kept): (Vec<AdviceRow>, Vec<AdviceRow>) = rows.into_iter().partition(small);
+    let n = folded.len();
+    let sum = |f: fn(&AdviceRow) -> Option<i64>| folded.iter().filter_map(f).sum::<i64>();
+    let (now, then) = (sum(|r| r.bytes_now), sum(|r| r.bytes_recommended));
+    let cpu = |f: fn(&AdviceRow) -> Option<f64>| {
+        folded.iter().filter_map(f).fold(None, |total: Option<f64>, s| Some(total.unwrap_or(0.0) + s))
+    };
+    let counts = |f: fn(&AdviceRow) -> &str| {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for row in &folded {
+            let name = f(row).split(';').next().unwrap_or_default();
+            match counts.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, count)) => *count += 1,
+                None => counts.push((name, 1)),
+            }
+        }
+        counts.iter().map(|(name, count)| format!("{name} {count}")).collect::<Vec<_>>().join(", ")
+    };
+    let confidence = ["low", "medium", "high"]
+        .into_iter()
+        .find(|level| folded.iter().any(|r| r.confidence == *level))
+        .unwrap_or("low");
+    let mut names: Vec<&str> = folded.iter().take(FOLDED_NAMES).map(|r| r.target.as_str()).collect();
+    let more = format!("and {} more", n.saturating_sub(FOLDED_NAMES));
+    if n > FOLDED_NAMES {
+        names.push(&more);
+    }
+    let summary = AdviceRow {
+        area: "toast".into(),
+        target: format!("{n} columns under 1 MB each"),
+        current: counts(|r| r.current.as_str()),
+        recommended: counts(|r| r.recommended.as_str()),
+        bytes_now: Some(now),
+        bytes_recommended: Some(then),
+        saving_percent: saving_percent(now, then),
+        compress_cpu_seconds_per_day: cpu(|r| r.compress_cpu_seconds_per_day),
+        decompress_cpu_seconds_per_day: cpu(|r| r.decompress_cpu_seconds_per_day),
+        basis: format!("each column measured as its own row would be: {}", names.join(", ")),
+        confidence: confidence.into(),
+        apply_sql: None,
+        note: format!(
+            "{n} columns storing under 1 MB each, {} together: too small for their compression to matter. \
+             compresslab.advise(..., verbose => true) gives each its own row, with its statement.",
+            size(now as f64)
+        ),
+        ..AdviceRow::default()
+    };
+    kept.insert(at.min(kept.len()), summary);
+    (kept, n)
+}
+
 /// What `advise()` measured of one column.
 #[derive(Debug, Clone)]
 pub struct ColumnMeasurement<'a> {
@@ -145,6 +215,10 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
                 scaled(stored_now).map_or_else(|| "the whole column".into(), |b| size(b as f64))
             )
         },
+        // a column's bytes are a total: no period, nothing per day
+        observed_period: None,
+        bytes_per_day_now: None,
+        bytes_per_day_recommended: None,
     }
 }
 
@@ -260,6 +334,50 @@ mod tests {
         });
         assert_eq!(row.confidence, "low");
         assert!(row.basis.ends_with(&format!("; partially sampled: {why}")), "{}", row.basis);
+    }
+
+    #[test]
+    fn columns_under_a_megabyte_fold_into_one_row() {
+        let column = |target: &str, now: Option<i64>, then: i64, cpu: Option<f64>, confidence: &str| AdviceRow {
+            area: "toast".into(),
+            target: target.into(),
+            current: "pglz (default_toast_compression); stored values sampled: pglz 300".into(),
+            recommended: if then < now.unwrap_or(0) { "lz4" } else { "pglz" }.into(),
+            bytes_now: now,
+            bytes_recommended: Some(then),
+            compress_cpu_seconds_per_day: cpu,
+            confidence: confidence.into(),
+            apply_sql: Some("ALTER TABLE ...".into()),
+            ..AdviceRow::default()
+        };
+        let wal = AdviceRow { area: "wal_compression".into(), bytes_now: Some(10), ..AdviceRow::default() };
+        let rows = vec![
+            wal.clone(),
+            column("public.big.c", Some(50 << 20), 40 << 20, Some(1.0), "high"),
+            column("public.a.c", Some(600_000), 500_000, Some(0.5), "high"),
+            column("public.b.c", Some(SMALL_COLUMN_BYTES - 1), SMALL_COLUMN_BYTES - 1, None, "medium"),
+            column("public.nostats.c", None, 0, None, "high"),
+            column("public.edge.c", Some(SMALL_COLUMN_BYTES), 1, None, "high"),
+        ];
+        let (folded, n) = fold_small_columns(rows);
+        assert_eq!(n, 2);
+        let targets: Vec<&str> = folded.iter().map(|r| r.target.as_str()).collect();
+        assert_eq!(targets, ["", "public.big.c", "2 columns under 1 MB each", "public.nostats.c", "public.edge.c"]);
+        let summary = &folded[2];
+        assert_eq!(summary.bytes_now, Some(600_000 + SMALL_COLUMN_BYTES - 1));
+        assert_eq!(summary.bytes_recommended, Some(500_000 + SMALL_COLUMN_BYTES - 1));
+        assert_eq!((summary.compress_cpu_seconds_per_day, summary.decompress_cpu_seconds_per_day), (Some(0.5), None));
+        assert_eq!((summary.apply_sql.as_deref(), summary.confidence.as_str()), (None, "medium"));
+        assert_eq!(summary.current, "pglz (default_toast_compression) 2");
+        assert_eq!(summary.recommended, "lz4 1, pglz 1");
+        assert!(summary.basis.ends_with(": public.a.c, public.b.c"), "{}", summary.basis);
+        assert!(summary.note.contains("verbose => true"), "{}", summary.note);
+        // nothing small, or one small column alone: the rows as they were
+        let (same, none) = fold_small_columns(vec![wal.clone()]);
+        assert_eq!((same, none), (vec![wal.clone()], 0));
+        let alone = vec![wal, column("public.a.c", Some(600_000), 500_000, None, "high")];
+        let (same, none) = fold_small_columns(alone.clone());
+        assert_eq!((same, none), (alone, 0));
     }
 
     #[test]

@@ -64,41 +64,116 @@ fn setting_row<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow 
     rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
 }
 
-/// The row from the what-if's rows (at least one full-page image read), the WAL written since
-/// pg_stat_wal was reset, and the rows inserted over that period (a bulk load makes it `low`).
-pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate, inserted: Inserted) -> AdviceRow {
-    let load = bulk_load_words(inserted, written.seconds);
+/// The times of the records read that carry one (commits, aborts, checkpoints), in
+/// microseconds: the period an archive's WAL covers.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TimeSpan {
+    pub earliest: Option<i64>,
+    pub latest: Option<i64>,
+    /// Timestamps seen.
+    pub count: u64,
+}
+
+impl TimeSpan {
+    /// One record's time (they need not come in order: commits are logged as they happen).
+    pub fn observe(&mut self, micros: i64) {
+        self.earliest = Some(self.earliest.map_or(micros, |e| e.min(micros)));
+        self.latest = Some(self.latest.map_or(micros, |l| l.max(micros)));
+        self.count += 1;
+    }
+
+    /// The seconds between the earliest and the latest, given at least two timestamps apart.
+    pub fn seconds(&self) -> Option<f64> {
+        match (self.earliest, self.latest) {
+            (Some(e), Some(l)) if self.count >= 2 && l > e => Some((l - e) as f64 / 1e6),
+            _ => None,
+        }
+    }
+}
+
+/// The period a WAL row's bytes cover.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WalPeriod {
+    /// pg_wal read: pg_stat_wal's bytes written since its reset.
+    Statistics(Rate),
+    /// An archive read (`wal_dir`): the span of its records' timestamps, with pg_stat_wal's
+    /// rate standing in when the WAL read holds fewer than two.
+    Archive { span: TimeSpan, statistics: Rate },
+}
+
+/// The WAL a row's bytes are: the volume over the period, the words that say where it comes
+/// from, and whether the statistics' bulk-load rule applies (only to pg_stat_wal's period).
+fn observed(period_of: WalPeriod, read_bytes: i64) -> (Rate, String, bool) {
+    let statistics = |written: Rate, why: &str| {
+        (
+            written,
+            format!(
+                "; bytes over the period from pg_stat_wal{why}: {} written over {}",
+                size(written.amount),
+                period(written.seconds)
+            ),
+            true,
+        )
+    };
+    match period_of {
+        WalPeriod::Statistics(written) => statistics(written, ""),
+        WalPeriod::Archive { span, statistics: written } => match span.seconds() {
+            Some(seconds) => (
+                Rate { amount: read_bytes as f64, seconds },
+                format!(
+                    "; the period is the WAL read's own: {} commit and checkpoint timestamps spanning {}",
+                    span.count,
+                    period(seconds)
+                ),
+                false,
+            ),
+            None => statistics(
+                written,
+                &format!(
+                    " (the archive's WAL read holds {} commit or checkpoint timestamp(s), fewer than two apart, \
+                     to span a period)",
+                    span.count
+                ),
+            ),
+        },
+    }
+}
+
+/// The row from the what-if's rows (at least one full-page image read), the period its bytes
+/// cover, and the rows inserted over pg_stat_wal's period (a bulk load makes it `low`).
+pub fn from_whatif(
+    rows: &[WalWhatIfRow],
+    current_setting: &str,
+    period_of: WalPeriod,
+    inserted: Inserted,
+) -> AdviceRow {
     let options: Vec<WalOption> = rows
         .iter()
         .map(|r| WalOption { setting: r.wal_compression.clone(), saving_percent: r.saving_percent })
         .collect();
     let decision = choose_wal(&options);
     let (now, then) = (setting_row(rows, method_of(current_setting)), setting_row(rows, &decision.recommended));
-    // Per day: WAL as written now, scaled by the what-if's ratio between the two settings.
-    let per_day = written.per_day();
+    let (written, words, statistics) = observed(period_of, now.wal_bytes);
+    let load = if statistics { bulk_load_words(inserted, written.seconds) } else { None };
+    // The WAL as written now over the period, scaled by the what-if's ratio between the two
+    // settings.
     let ratio = if now.wal_bytes > 0 { then.wal_bytes as f64 / now.wal_bytes as f64 } else { 1.0 };
-    let bytes_now = per_day.unwrap_or(now.wal_bytes as f64);
-    let bytes_then = bytes_now * ratio;
+    let per_day = written.per_day();
     let keep = decision.recommended == method_of(current_setting);
     let read_gb = now.wal_bytes as f64 / GB;
     let cpu = |seconds: f64, scale: Option<f64>| {
         (!keep && now.wal_bytes > 0).then_some(seconds).zip(scale).map(|(s, k)| s * k)
     };
+    let daily = per_day.map(|d| d / now.wal_bytes.max(1) as f64);
     AdviceRow {
-        bytes_now: Some(bytes_now.round() as i64),
-        bytes_recommended: Some(bytes_then.round() as i64),
-        saving_percent: saving_percent(bytes_now.round() as i64, bytes_then.round() as i64),
-        compress_cpu_seconds_per_day: cpu(then.compress_cpu_seconds, per_day.map(|d| d / now.wal_bytes.max(1) as f64)),
-        decompress_cpu_seconds_per_day: cpu(
-            then.decompress_cpu_seconds,
-            per_day.map(|d| d / now.wal_bytes.max(1) as f64),
-        ),
+        compress_cpu_seconds_per_day: cpu(then.compress_cpu_seconds, daily),
+        decompress_cpu_seconds_per_day: cpu(then.decompress_cpu_seconds, daily),
         compress_cpu_seconds_per_gb: cpu(then.compress_cpu_seconds, Some(1.0 / read_gb)),
         decompress_cpu_seconds_per_gb: cpu(then.decompress_cpu_seconds, Some(1.0 / read_gb)),
         basis: format!(
             "the cluster's WAL (every database's) {}..{}: {} as written under wal_compression = {current_setting}, {} \
              with every image uncompressed ({} records, {} full-page images, {} compressed under each setting with the \
-             server's routines); bytes per day extrapolated from pg_stat_wal: {} written over {}",
+             server's routines){words}",
             then.start_lsn,
             then.end_lsn,
             size(now.wal_bytes as f64),
@@ -106,8 +181,6 @@ pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate, 
             now.records,
             now.fpi_images,
             now.sampled_images,
-            size(written.amount),
-            period(written.seconds)
         ) + load.as_deref().unwrap_or(""),
         confidence: if load.is_some() { "low" } else { per_day_confidence(now.sampled_images as u64, written.seconds) }
             .into(),
@@ -116,10 +189,12 @@ pub fn from_whatif(rows: &[WalWhatIfRow], current_setting: &str, written: Rate, 
             &options,
             &decision,
             "",
-            " Bytes are per day (of WAL as written now); CPU is the server's own code compressing full-page images \
-             as WAL is written and decompressing them at replay or recovery.",
+            " bytes_now is the WAL written over observed_period, bytes_per_day_now the same scaled to a day; CPU is \
+             the server's own code compressing full-page images as WAL is written and decompressing them at replay \
+             or recovery.",
         )
     }
+    .over_period(written.amount, written.amount * ratio, written.seconds)
 }
 
 /// The row when the WAL read (`range`) holds no full-page image: `fpi` (off first) measured on
@@ -142,11 +217,9 @@ pub fn from_pages(
             .find(|r| r.wal_compression == setting)
             .map_or(1.0, |r| r.stored_bytes as f64 / off.stored_bytes.max(1) as f64)
     };
-    // WAL a day as written now; what it would be under off; then under each setting.
-    let per_day = written.per_day().unwrap_or(written.amount);
-    let images_per_day = images.per_day().unwrap_or(images.amount);
-    let under = |setting: &str, off_bytes: f64| off_bytes - images_per_day * raw_image * (1.0 - stored_share(setting));
-    let off_bytes = per_day + images_per_day * raw_image * (1.0 - stored_share(method_of(current_setting)));
+    // WAL over the period as written now; what it would be under off; then under each setting.
+    let under = |setting: &str, off_bytes: f64| off_bytes - images.amount * raw_image * (1.0 - stored_share(setting));
+    let off_bytes = written.amount + images.amount * raw_image * (1.0 - stored_share(method_of(current_setting)));
     let options: Vec<WalOption> = fpi
         .iter()
         .map(|r| WalOption {
@@ -163,14 +236,11 @@ pub fn from_pages(
     let bytes_then = under(&decision.recommended, off_bytes);
     let cpu_per_image = then.compress_cpu_seconds / sampled_images;
     AdviceRow {
-        bytes_now: Some(per_day.round() as i64),
-        bytes_recommended: Some(bytes_then.round() as i64),
-        saving_percent: saving_percent(per_day.round() as i64, bytes_then.round() as i64),
         compress_cpu_seconds_per_day: images.per_day().filter(|_| !keep).map(|n| n * cpu_per_image),
         compress_cpu_seconds_per_gb: (!keep && raw_image > 0.0).then(|| cpu_per_image / raw_image * GB),
         basis: format!(
             "no full-page image in the cluster's WAL read ({range}): {} pages sampled from the most-written tables \
-             ({}), hole removed, compressed with the server's routines; bytes per day extrapolated from pg_stat_wal \
+             ({}), hole removed, compressed with the server's routines; bytes over the period from pg_stat_wal \
              (the cluster's, every database's): {} as written under wal_compression = {current_setting} and {:.0} \
              full-page images over {}",
             off.images,
@@ -187,6 +257,7 @@ pub fn from_pages(
         .into(),
         ..row(current_setting, &options, &decision, ", from sampled pages standing for the images", "")
     }
+    .over_period(written.amount, bytes_then, written.seconds)
 }
 
 #[cfg(test)]
@@ -237,10 +308,12 @@ mod tests {
         ];
         // 6.4 GB written over a day
         let steady = Inserted { rows: 1000.0, held: 1_000_000.0 };
-        let row = from_whatif(&rows, "off", Rate { amount: 6.4e9, seconds: 86400.0 }, steady);
+        let day = WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 86400.0 });
+        let row = from_whatif(&rows, "off", day, steady);
         assert_eq!(row.recommended, "lz4");
-        assert_eq!(row.bytes_now, Some(6_400_000_000));
+        assert_eq!((row.bytes_now, row.bytes_per_day_now), (Some(6_400_000_000), Some(6_400_000_000)));
         assert_eq!(row.bytes_recommended, Some(4_000_000_000));
+        assert_eq!(row.observed_period, Some(86400.0));
         assert_eq!(
             row.apply_sql.as_deref(),
             Some("ALTER SYSTEM SET wal_compression = 'lz4';\nSELECT pg_catalog.pg_reload_conf();")
@@ -259,17 +332,56 @@ mod tests {
             "{}",
             row.basis
         );
-        let lz4_now = from_whatif(&rows, "lz4", Rate { amount: 4e9, seconds: 86400.0 }, steady);
+        let lz4_now = from_whatif(&rows, "lz4", WalPeriod::Statistics(Rate { amount: 4e9, seconds: 86400.0 }), steady);
         assert!(lz4_now.basis.contains(": 38 MB as written under wal_compression = lz4, 61 MB with every image"));
         // kept: no statement and no CPU figures
-        let kept = from_whatif(&rows, "lz4", Rate { amount: 6.4e9, seconds: 600.0 }, steady);
+        let kept = from_whatif(&rows, "lz4", WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 600.0 }), steady);
         assert!(kept.apply_sql.is_none() && kept.note.starts_with("keep: "));
+        // ten minutes measured: the bytes are those of the ten minutes, and a day is 144 times them
+        assert_eq!((kept.bytes_now, kept.bytes_per_day_now), (Some(6_400_000_000), Some(921_600_000_000)));
         assert_eq!(kept.compress_cpu_seconds_per_gb, None);
         assert_eq!(kept.confidence, "low", "ten minutes of statistics");
         // seven hours of statistics that include loading every row the tables hold
-        let loaded =
-            from_whatif(&rows, "off", Rate { amount: 6.4e9, seconds: 25200.0 }, Inserted { rows: 1e6, held: 1e6 });
+        let loaded = from_whatif(
+            &rows,
+            "off",
+            WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 25200.0 }),
+            Inserted { rows: 1e6, held: 1e6 },
+        );
         assert_eq!(loaded.confidence, "low");
         assert!(loaded.basis.contains("over 7.0 h; the period is dominated by a bulk load"), "{}", loaded.basis);
+    }
+
+    #[test]
+    fn an_archive_is_scaled_by_the_span_of_its_timestamps() {
+        let mut span = TimeSpan::default();
+        assert_eq!(span.seconds(), None);
+        span.observe(7_200_000_000);
+        assert_eq!(span.seconds(), None, "one timestamp spans nothing");
+        span.observe(0);
+        span.observe(3_600_000_000);
+        assert_eq!((span.seconds(), span.count), (Some(7200.0), 3), "earliest to latest, in any order");
+        let rows = [whatif("off", 64_000_000, 0.0), whatif("lz4", 40_000_000, 0.5), whatif("zstd", 38_000_000, 1.0)];
+        let statistics = Rate { amount: 1e12, seconds: 600.0 };
+        let loaded = Inserted { rows: 1e6, held: 1e6 };
+        let row = from_whatif(&rows, "off", WalPeriod::Archive { span, statistics }, loaded);
+        // the 64 MB read over its two hours, not pg_stat_wal's terabyte; twelve such a day
+        assert_eq!(row.observed_period, Some(7200.0));
+        assert_eq!((row.bytes_now, row.bytes_recommended), (Some(64_000_000), Some(40_000_000)));
+        assert_eq!((row.bytes_per_day_now, row.bytes_per_day_recommended), (Some(768_000_000), Some(480_000_000)));
+        assert!((row.compress_cpu_seconds_per_day.unwrap() - 0.5 * 12.0).abs() < 1e-9);
+        assert_eq!(row.confidence, "medium", "two hours, 500 images; the statistics' bulk load is not the archive's");
+        assert!(row.basis.ends_with("3 commit and checkpoint timestamps spanning 2.0 h"), "{}", row.basis);
+        // fewer than two timestamps: pg_stat_wal's period instead, and the basis says why
+        let mut one = TimeSpan::default();
+        one.observe(5);
+        let fallback = from_whatif(&rows, "off", WalPeriod::Archive { span: one, statistics }, loaded);
+        assert_eq!((fallback.bytes_now, fallback.observed_period), (Some(1_000_000_000_000), Some(600.0)));
+        assert!(
+            fallback.basis.contains("holds 1 commit or checkpoint timestamp(s), fewer than two"),
+            "{}",
+            fallback.basis
+        );
+        assert_eq!(fallback.confidence, "low");
     }
 }

@@ -22,9 +22,12 @@ pub fn seconds_per_gb(mbps: f64) -> Option<f64> {
     (mbps > 0.0).then(|| GB / (mbps * 1e6))
 }
 
-/// A period in words: minutes under two hours, hours under two days, else days.
+/// A period in words: seconds under two minutes, minutes under two hours, hours under two
+/// days, else days.
 pub fn period(seconds: f64) -> String {
-    if seconds < 7200.0 {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
         format!("{:.0} min", seconds / 60.0)
     } else if seconds < 172800.0 {
         format!("{:.1} h", seconds / 3600.0)
@@ -62,6 +65,8 @@ mod tests {
     fn rates_periods_and_sizes() {
         assert_eq!(Rate { amount: 100.0, seconds: 3600.0 }.per_day(), Some(2400.0));
         assert_eq!(Rate { amount: 100.0, seconds: 0.0 }.per_day(), None);
+        assert_eq!(period(3.5), "4 s");
+        assert_eq!(period(119.0), "119 s");
         assert_eq!(period(1440.0), "24 min");
         assert_eq!(period(7200.0), "2.0 h");
         assert_eq!(period(3.0 * 86400.0), "3.0 days");
