@@ -81,6 +81,13 @@ SELECT 'estimate_wal_compression reads 16''s pages, offers off and pglz',
        array_agg(e.wal_compression ORDER BY e.wal_compression) = ARRAY['off', 'pglz']
        AND bool_and(e.images = pg_relation_size('whatif_accounts') / 8192 AND e.stored_bytes <= e.raw_bytes)
   FROM compresslab.estimate_wal_compression('whatif_accounts', NULL) e;
+INSERT INTO checks
+SELECT 'advise recommends a wal_compression 16 here has: ' || coalesce(string_agg(recommended, ','), 'no row'),
+       coalesce(bool_and(recommended IN ('off', 'pglz')), false)
+  FROM compresslab.advise('10 s') WHERE area = 'wal_compression';
+INSERT INTO checks
+SELECT 'estimate_toast_compression offers pglz only', array_agg(method) = ARRAY['pglz']
+  FROM compresslab.estimate_toast_compression('whatif_accounts', 'filler');
 
 -- What this server lacks: an ERROR that says so, not a crash.
 CREATE FUNCTION pg_temp.sqlstate_of(q text) RETURNS text LANGUAGE plpgsql AS $$

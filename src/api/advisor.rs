@@ -18,6 +18,7 @@ use crate::measure::advice;
 use crate::rows::set_of;
 use crate::server::activity;
 use crate::server::privileges::may_read_server_files;
+use crate::server::versions::server_lz4;
 use crate::server::PgHooks;
 
 /// Shares of the budget: WAL first, then TOAST columns until this much is spent, then spill.
@@ -73,7 +74,15 @@ fn advise(
             Err(why) => notes.push(format!("wal_compression left out: {why}")),
         }
     }
-    let (toast, toast_notes) = advice::toast_rows(&columns, &default_method, at(TOAST_UNTIL));
+    // TOAST's one alternative to pglz is lz4: a server built without it has no choice to make.
+    let (toast, toast_notes) = if server_lz4().is_some() {
+        advice::toast_rows(&columns, &default_method, at(TOAST_UNTIL))
+    } else {
+        (
+            Vec::new(),
+            vec!["TOAST compression left out: this server was built without lz4, its one alternative to pglz".into()],
+        )
+    };
     let (toast, folded) = if verbose { (toast, 0) } else { fold_small_columns(toast) };
     rows.extend(toast);
     notes.extend(toast_notes);

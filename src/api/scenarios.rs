@@ -1,7 +1,7 @@
 //! Scenario studies in SQL: what `wal_compression` and TOAST compression would store for the
 //! user's relations, computed the way PostgreSQL 15 does (the core's `scenarios` modules).
 
-use compresslab_core::lab::Payload;
+use compresslab_core::lab::{Hooks, Payload};
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
 use pgrx::prelude::*;
@@ -13,6 +13,7 @@ use crate::measure::{add_relation, codec_of, sample_size};
 use crate::rows::set_of;
 use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::relations::RegClass;
+use crate::server::versions::server_lz4;
 use crate::server::{sampling, PgHooks};
 
 /// Estimate the WAL bytes of full-page images of a relation's pages (NULL: every permanent
@@ -72,6 +73,7 @@ fn estimate_toast_compression(
     let iterations = gucs::bench_iterations() as u32;
     let estimates: Vec<toast::ToastRow> = TOAST_METHODS
         .iter()
+        .filter(|(name, _)| built_with(name))
         .map(|(name, method)| {
             toast::estimate(&values, overhead, name, codec_of(method).as_mut(), iterations, &mut PgHooks)
                 .or_raise()
@@ -79,4 +81,14 @@ fn estimate_toast_compression(
         })
         .collect();
     set_of("compresslab.toast_compression_estimate", &estimates)
+}
+
+/// Whether the server was built with TOAST compression `method` (lz4 needs its liblz4); a
+/// NOTICE says when it was not.
+fn built_with(method: &str) -> bool {
+    let built = method != "lz4" || server_lz4().is_some();
+    if !built {
+        PgHooks.progress(&format!("{method} left out: this server was built without it"));
+    }
+    built
 }
