@@ -15,7 +15,7 @@
 # levels are also cancelled later into the call (0.7 s, 2 s: into the library's set-up of its
 # tables, and into its block loop). Not asserted, a known gap (RELIABILITY.md): zstd at levels
 # 20-22 sets up its match tables (some 700 MB at level 22 on 1 GB) in one library call, which
-# a cancel waits for (0.84 s and 1.59 s measured, the machine loaded the second time).
+# a cancel waits for (0.84 s on 15, run by this script when it still asserted the case).
 # Also wal_whatif and wal_whatif_by_relation reading one 400 MB logical message
 # (pg_logical_emit_message), cancelled 0.2 s into the read.
 #
