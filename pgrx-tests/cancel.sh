@@ -70,7 +70,7 @@ SELECT public.cancel_write('zstd_dict',
   \$\$SELECT compresslab.zstd_compress(public.cancel_input('raw'), 1, public.cancel_dictionary())\$\$);
 SELECT public.cancel_write('envelope', \$\$SELECT compresslab.compress(public.cancel_input('raw'), 'lz4')\$\$);
 SQL
-}
+} >/dev/null
 
 cleanup() {
   q -c "COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; rm -f cancel_*.bin'" \
@@ -148,7 +148,7 @@ CREATE TABLE public.cancel_wal_end AS SELECT pg_catalog.pg_current_wal_insert_ls
 CREATE FUNCTION public.cancel_wal(OUT start_lsn pg_catalog.pg_lsn, OUT end_lsn pg_catalog.pg_lsn) LANGUAGE sql
   AS $$ SELECT s.start_lsn, e.end_lsn FROM public.cancel_wal_range s, public.cancel_wal_end e $$;
 SQL
-}
+} >/dev/null
 
 now() { date +%s.%N; }
 
