@@ -36,7 +36,7 @@ case $layer in
     install_extension --no-lto && cluster_start "e2e-$major" || exit 1
     echo "e2e: PostgreSQL $major, data_checksums $(psql -X -At -c 'SHOW data_checksums')"
     pgrx-tests/run.sh || failed=1
-    # Cancel on 1 GB values: on 18 only (1 min 52 s there), as on 15 in scripts/test.sh.
+    # Cancel on 1 GB values: on 18 only (1 min 59 s there), as on 15 in scripts/test.sh.
     if ((major >= 18)); then pgrx-tests/cancel.sh || failed=1; fi
     pgrx-tests/upgrade.sh || failed=1
     no_crash_in_log || failed=1
