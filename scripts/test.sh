@@ -5,8 +5,9 @@
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
 #   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
-#      cluster; then pgrx-tests/upgrade.sh: every frozen release updated to this one must equal
-#      a fresh install, object by object
+#      cluster; pgrx-tests/cancel.sh: every function that takes a value cancelled on 1 GB
+#      within a second; then pgrx-tests/upgrade.sh: every frozen release updated to this one
+#      must equal a fresh install, object by object
 #   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
 #      installs it over / on a fresh cluster
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
@@ -58,12 +59,14 @@ pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
 # No backend may have crashed (no_crash_in_log, scripts/cluster.sh).
-# The end-to-end tests, the upgrade test and the README's tables against the catalogue, then
-# memory_limited on a cluster limited to 1.5 GB per process.
+# The end-to-end tests, cancel on 1 GB values (pgrx-tests/cancel.sh, promise 4), the upgrade
+# test and the README's tables against the catalogue, then memory_limited on a cluster
+# limited to 1.5 GB per process.
 e2e() {
   local failed=0
   install_extension && cluster_start e2e || return 1
   pgrx-tests/run.sh || failed=1
+  pgrx-tests/cancel.sh || failed=1
   pgrx-tests/upgrade.sh || failed=1
   pgrx-tests/report_dbname.sh || failed=1
   pgrx-tests/readme_check.sh || failed=1

@@ -16,7 +16,7 @@
 
 use crate::error::{try_zeroed, CodecError, Result};
 use crate::registry::{parse_named, Named};
-use crate::{lz4, pglz, zstd_codec};
+use crate::{lz4, pglz, ticking, zstd_codec};
 
 crate::named_choices! {
     /// The methods an envelope can name (`compress()`'s `method` argument).
@@ -122,7 +122,7 @@ pub fn compress_to(
     let (stored_method, len) = match stored {
         Some(n) if n < src.len() => (method, n),
         _ => {
-            payload[..src.len()].copy_from_slice(src);
+            ticking::copy(&mut payload[..src.len()], src, tick);
             (Method::None, src.len())
         }
     };
@@ -198,12 +198,12 @@ pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Resu
     let decoded = match info.method {
         Method::None => {
             if payload.len() == dst.len() {
-                dst.copy_from_slice(payload);
+                ticking::copy(dst, payload, tick);
             }
             payload.len()
         }
-        Method::Pglz => pglz::decompress_into(payload, dst, true)?,
-        Method::Lz4 => lz4::block::decompress_into(payload, dst).map(|()| dst.len())?,
+        Method::Pglz => pglz::decompress_into_ticking(payload, dst, true, tick)?,
+        Method::Lz4 => lz4::block::decompress_into_ticking(payload, dst, tick).map(|()| dst.len())?,
         Method::Zstd => zstd_codec::decompress_to(payload, None, dst, tick).map(|()| dst.len())?,
     };
     if decoded != info.raw_size {

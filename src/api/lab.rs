@@ -2,11 +2,11 @@
 //! same result type (`compresslab.bench_result`), plus checksum rows, a standard suite, jsonb,
 //! markdown and SVG output.
 
-use compresslab_core::error::try_copy;
 use compresslab_core::lab::batches::PROGRESS_EVERY;
 use compresslab_core::lab::{self, payload, render, BenchRow, Hooks, Measurement, Payload, RunOptions};
 use compresslab_core::page::Hole;
 use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
+use compresslab_core::ticking;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{composite_type, JsonB, PgRelation};
@@ -19,7 +19,7 @@ use crate::rows::{set_of, Row};
 use crate::server::pages::{read_pages, relation_blocks};
 use crate::server::privileges::{require_page_read, require_server_file_read};
 use crate::server::relations::RegClass;
-use crate::server::{c_codecs, files, sampling, PgHooks};
+use crate::server::{c_codecs, check_interrupts, files, sampling, PgHooks};
 
 const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
 /// Pages read per batch when a whole relation is measured: memory stays at 8 MB plus buffers.
@@ -68,6 +68,11 @@ fn run_options(methods: Option<Vec<Option<String>>>, sizes: Option<Vec<Option<i3
     }
 }
 
+/// The lab's own copy of a value, made a piece at a time with checks for cancel between.
+fn copy_value(data: &[u8]) -> compresslab_core::error::Result<Vec<u8>> {
+    ticking::try_copy(data, "a copy of the value", &mut check_interrupts)
+}
+
 fn run_payload(opts: &RunOptions, payload: Payload) -> Vec<BenchRow> {
     lab::run_payload(opts, payload, &mut c_codecs::build, &mut PgHooks).or_raise()
 }
@@ -85,7 +90,7 @@ fn bench(
     iterations: default!(Option<i32>, "NULL"),
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.bench_result")> {
     let opts = run_options(methods, slice_sizes, iterations);
-    let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
+    let data = copy_value(required(data, "data")).or_raise();
     bench_rows(run_payload(&opts, Payload::new("bytea", vec![data])))
 }
 
@@ -165,7 +170,7 @@ fn bench_overhead(
     let slice_size = required(slice_size, "slice_size");
     let slice = self::slice_sizes(Some(vec![Some(slice_size)]), &[])[0];
     let opts = run_options(methods, None, iterations);
-    let data = try_copy(required(data, "data"), "a copy of the value").or_raise();
+    let data = copy_value(required(data, "data")).or_raise();
     let payload = Payload::new("bytea", vec![data]);
     let mut hooks = PgHooks;
     let overhead = |lab: f64, bare: f64| 100.0 * (bare / lab - 1.0);
@@ -281,7 +286,7 @@ fn bench_crc(
     let slice_sizes = self::slice_sizes(slice_sizes, &[16, 64, 256, 1024, 8192]);
     let iterations = self::iterations(iterations);
     let payload = match data {
-        Some(d) => Payload::new("bytea", vec![try_copy(d, "a copy of the value").or_raise()]),
+        Some(d) => Payload::new("bytea", vec![copy_value(d).or_raise()]),
         None => synthetic_payload(payload::SyntheticKind::Pgbench, 1 << 20, 0),
     };
     let mut checksums = lab::checksums::rust_checksums();

@@ -8,7 +8,7 @@ use std::io::Cursor;
 
 use crate::error::{try_reserve, CodecError, Result};
 use crate::registry::{MethodKind, MethodSpec};
-use crate::{lz4, pglz, zstd_codec};
+use crate::{lz4, pglz, ticking, zstd_codec};
 
 /// One compression method at one setting, with whatever state it keeps between calls.
 pub trait Codec {
@@ -201,15 +201,15 @@ impl Codec for Memcpy {
     fn compress_bound(&self, len: usize) -> usize {
         len
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
-        dst[..src.len()].copy_from_slice(src);
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        ticking::copy(&mut dst[..src.len()], src, tick);
         Ok(Some(src.len()))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
         if src.len() != dst.len() {
             return Err(CodecError::corrupt("memcpy: stored copy has the wrong length"));
         }
-        dst.copy_from_slice(src);
+        ticking::copy(dst, src, tick);
         Ok(())
     }
 }

@@ -16,6 +16,7 @@ use super::payload::Payload;
 use crate::clock::Timer;
 use crate::error::{try_zeroed, CodecError, Result};
 use crate::registry::{MethodKind, MethodSpec};
+use crate::ticking;
 
 /// Callbacks into the host: `tick` runs between slices and during long ones (the extension
 /// checks for interrupts there, so cancel and `statement_timeout` stop a run), `progress`
@@ -324,13 +325,13 @@ impl Arenas {
         let (compress_wall, compress_cpu) = timer.stop();
         // Poison the output so that a decoder that writes nothing cannot pass on bytes an
         // earlier method left there.
-        self.unpacked.fill(0xA5);
+        ticking::fill(&mut self.unpacked, 0xA5, &mut || hooks.tick());
         hooks.tick();
 
         let timer = Timer::start();
         self.decompress_pass(payload, slice_size, codec, hooks)?;
         let (decompress_wall, decompress_cpu) = timer.stop();
-        self.verify(payload, slice_size, codec)?;
+        self.verify(payload, slice_size, codec, hooks)?;
         hooks.tick();
         Ok(RoundTrip { compress_wall, compress_cpu, decompress_wall, decompress_cpu, stored_bytes, raw_slices })
     }
@@ -390,7 +391,7 @@ impl Arenas {
             let dst = &mut self.unpacked[at..at + slice.len()];
             let end = self.ends[i];
             if end & RAW != 0 {
-                dst.copy_from_slice(slice);
+                ticking::copy(dst, slice, &mut tick);
             } else {
                 codec.decompress(&self.packed[start..end as usize], dst, &mut tick)?;
                 start = end as usize;
@@ -404,10 +405,10 @@ impl Arenas {
     }
 
     /// Check that `unpacked` holds the payload's slices again.
-    fn verify(&self, payload: &Payload, slice_size: usize, codec: &dyn Codec) -> Result<()> {
+    fn verify(&self, payload: &Payload, slice_size: usize, codec: &dyn Codec, hooks: &mut dyn Hooks) -> Result<()> {
         let mut at = 0usize;
         for (i, slice) in payload.slices(slice_size).enumerate() {
-            if self.unpacked[at..at + slice.len()] != *slice {
+            if !ticking::equal(&self.unpacked[at..at + slice.len()], slice, &mut || hooks.tick()) {
                 return Err(CodecError::corrupt(format!(
                     "round trip broken: {} did not give back slice {i} ({} bytes) of {}",
                     codec.spec().label(),
@@ -445,7 +446,7 @@ pub fn measure_bare(
             m.compress_cpu += cpu;
         }
     }
-    arenas.unpacked.fill(0xA5);
+    ticking::fill(&mut arenas.unpacked, 0xA5, &mut || hooks.tick());
     for iteration in 0..=iterations {
         let timer = Timer::start();
         arenas.decompress_pass(payload, slice_size, codec, hooks)?;
@@ -455,7 +456,7 @@ pub fn measure_bare(
             m.decompress_cpu += cpu;
         }
     }
-    arenas.verify(payload, slice_size, codec)?;
+    arenas.verify(payload, slice_size, codec, hooks)?;
     Ok(m)
 }
 
