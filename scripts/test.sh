@@ -6,7 +6,8 @@
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
 #   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
 #      cluster; pgrx-tests/cancel.sh: every function that takes a value cancelled on 1 GB
-#      within a second; then pgrx-tests/upgrade.sh: every frozen release updated to this one
+#      within a second; pgrx-tests/standby.sh: wal_whatif on a standby; then
+#      pgrx-tests/upgrade.sh: every frozen release updated to this one
 #      must equal a fresh install, object by object
 #   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
 #      installs it over / on a fresh cluster
@@ -67,6 +68,7 @@ e2e() {
   install_extension && cluster_start e2e || return 1
   pgrx-tests/run.sh || failed=1
   pgrx-tests/cancel.sh || failed=1
+  pgrx-tests/standby.sh || failed=1
   pgrx-tests/upgrade.sh || failed=1
   pgrx-tests/report_dbname.sh || failed=1
   pgrx-tests/readme_check.sh || failed=1

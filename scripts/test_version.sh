@@ -7,7 +7,7 @@
 #                                         pgrx-tests/package.sh on a fresh cluster of N
 #   scripts/test_version.sh N e2e         pgrx-tests/run.sh (every pg_regress test, memory_limited
 #                                         on a memory-limited cluster), on 18 pgrx-tests/cancel.sh,
-#                                         and pgrx-tests/upgrade.sh
+#                                         pgrx-tests/upgrade.sh and pgrx-tests/standby.sh
 #                                         against the extension installed into N (built once,
 #                                         without the LTO rebuild of 15's layer); on 18, whose
 #                                         initdb turns data checksums on, the WAL tests (wal_fpi,
@@ -39,6 +39,7 @@ case $layer in
     # Cancel on 1 GB values: on 18 only (1 min 59 s there), as on 15 in scripts/test.sh.
     if ((major >= 18)); then pgrx-tests/cancel.sh || failed=1; fi
     pgrx-tests/upgrade.sh || failed=1
+    pgrx-tests/standby.sh || failed=1
     no_crash_in_log || failed=1
     cluster_stop
     if ((major >= 18)); then

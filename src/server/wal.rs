@@ -8,6 +8,7 @@
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::NonNull;
 
+use compresslab_core::scenarios::wal::layout::WalLayout;
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
 use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
 
@@ -183,6 +184,7 @@ enum Private {
 pub struct WalReader {
     state: NonNull<pg_sys::XLogReaderState>,
     end: u64,
+    layout: WalLayout,
     timeline: Option<u32>,
     done: bool,
     // Dropped after the reader (Drop::drop frees it first): its callbacks use this.
@@ -230,7 +232,8 @@ impl WalReader {
         let Some(state) = NonNull::new(state) else {
             report(PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY, "out of memory allocating a WAL reader".into(), None)
         };
-        let mut reader = WalReader { state, end, timeline: None, done: false, private };
+        let layout = WalLayout::new(source.segment_size());
+        let mut reader = WalReader { state, end, layout, timeline: None, done: false, private };
         // SAFETY: a live reader; XLogFindNextRecord reads pages through the callbacks.
         let first = unsafe { pg_sys::XLogFindNextRecord(reader.state.as_ptr(), start) };
         if first == 0 {
@@ -262,7 +265,13 @@ impl WalReader {
 
     /// The next record that starts before the end, or None.
     pub fn next(&mut self) -> Option<Record<'_>> {
-        if self.done {
+        // SAFETY: a field of a live reader: the end of the record read last (the first
+        // record's start before the first read).
+        let last_end = unsafe { self.state.as_ref().EndRecPtr };
+        // The next record would start at or past `end`: not read, as it may not exist yet (the
+        // end of a standby's WAL, or of an archive's last segment read as it is written).
+        if self.done || self.layout.next_record_start(last_end) >= self.end {
+            self.done = true;
             return None;
         }
         let mut errormsg: *mut c_char = std::ptr::null_mut();

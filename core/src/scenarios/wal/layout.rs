@@ -90,6 +90,12 @@ impl WalLayout {
         full_segments * self.segment_size + in_segment
     }
 
+    /// Where the record after one that ends at `end_of_record` starts: the next MAXALIGNed
+    /// usable byte, past the page header when that is a page's first.
+    pub fn next_record_start(&self, end_of_record: u64) -> u64 {
+        self.lsn(maxalign(self.byte_pos(end_of_record)))
+    }
+
     /// The usable position after an `XLOG_SWITCH` record that ends at `byte_pos`: the start of
     /// the next segment (unchanged if it already is one).
     pub fn after_switch(&self, byte_pos: u64) -> u64 {
@@ -160,6 +166,18 @@ mod tests {
         // Page boundaries map to the position after their header.
         assert_eq!(l.byte_pos(XLOG_BLCKSZ), l.byte_pos(XLOG_BLCKSZ + SHORT_PAGE_HEADER));
         assert_eq!(l.byte_pos(1 << 20), l.byte_pos((1 << 20) + LONG_PAGE_HEADER));
+    }
+
+    #[test]
+    fn the_next_record_starts_aligned_and_after_a_page_header() {
+        let l = WalLayout::new(1 << 20);
+        assert_eq!(l.next_record_start(0x1000 + 3), 0x1008);
+        assert_eq!(l.next_record_start(0x1008), 0x1008);
+        // a record ending at or just before a page's end: the next starts after its header
+        assert_eq!(l.next_record_start(2 * XLOG_BLCKSZ), 2 * XLOG_BLCKSZ + SHORT_PAGE_HEADER);
+        assert_eq!(l.next_record_start(2 * XLOG_BLCKSZ - 5), 2 * XLOG_BLCKSZ + SHORT_PAGE_HEADER);
+        // and at a segment's end, after the long header
+        assert_eq!(l.next_record_start((1 << 20) - 1), (1 << 20) + LONG_PAGE_HEADER);
     }
 
     #[test]
