@@ -33,6 +33,7 @@ pub extern "C-unwind" fn _PG_init() {
     // internals. RUST_LIB_BACKTRACE wins over RUST_BACKTRACE for captured backtraces; the
     // backend is single-threaded here.
     std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    compresslab_core::ticking::set_cancel_probe(server::interrupt_pending);
     gucs::register();
 }
 

@@ -4,10 +4,27 @@
 //! machine and more under load, with no interrupt checked; a piece of [`PIECE`] bytes takes a
 //! few milliseconds. A buffer of at most one piece is handled in one step, without a tick.
 
+use std::sync::OnceLock;
+
 use crate::error::{try_with_capacity, Result};
 
 /// Bytes handled between two ticks.
 pub const PIECE: usize = 4 << 20;
+
+/// Where code that must not raise (a callback from C, which nothing may unwind through) asks
+/// whether a cancel is pending; set once by the extension. None set: never.
+static CANCEL_PROBE: OnceLock<fn() -> bool> = OnceLock::new();
+
+/// Set the probe [`cancel_pending`] asks (the first call wins).
+pub fn set_cancel_probe(probe: fn() -> bool) {
+    let _ = CANCEL_PROBE.set(probe);
+}
+
+/// Whether the extension's probe says an interrupt is pending. A `true` means only "stop and
+/// tick soon": the tick decides what it was.
+pub fn cancel_pending() -> bool {
+    CANCEL_PROBE.get().is_some_and(|probe| probe())
+}
 
 /// `dst.copy_from_slice(src)`, a [`PIECE`] at a time. Panics if the lengths differ, as
 /// `copy_from_slice` does.

@@ -23,6 +23,14 @@ pub fn check_interrupts() {
     check_for_interrupts!();
 }
 
+/// Whether an interrupt (cancel, timeout, termination, ...) is pending, without processing it:
+/// the probe of code that must not raise, such as an allocator the C library calls
+/// (`compresslab_core::ticking::cancel_pending`).
+pub fn interrupt_pending() -> bool {
+    // SAFETY: a sig_atomic_t the signal handlers set; read, never written here.
+    unsafe { std::ptr::read_volatile(&raw const pg_sys::InterruptPending) != 0 }
+}
+
 /// Interrupt checks between slices and during long work (cancel, `statement_timeout`,
 /// `pg_terminate_backend`), and progress as NOTICEs.
 pub struct PgHooks;

@@ -34,16 +34,20 @@
 //!   library's streaming API on at most [`CHUNK`] bytes of input (and, decoding, of output) at a
 //!   time, 128 KB when compressing at the slowest levels ([`compress_chunk`]), and call
 //!   `tick()` after each piece, where the extension checks for query cancel.
-//!   [`compress`] and [`decompress`] are the same code with a no-op tick.
+//!   [`compress`] and [`decompress`] are the same code with a no-op tick. The compressor's
+//!   working memory is touched a piece at a time too, giving way to a pending cancel
+//!   (`cctx.rs`).
 
 use std::num::NonZeroU32;
 use std::ops::RangeInclusive;
 
-use zstd::zstd_safe::{self, zstd_sys, CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer, SafeResult, WriteBuf};
+use zstd::zstd_safe::{self, zstd_sys, DCtx, DParameter, InBuffer, OutBuffer, SafeResult, WriteBuf};
 use zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
+use zstd_sys::ZSTD_cParameter::{ZSTD_c_checksumFlag, ZSTD_c_compressionLevel, ZSTD_c_contentSizeFlag};
 
 use crate::bytes::Filled;
 use crate::error::{try_reserve, try_zeroed, CodecError, Result};
+use cctx::Compressor;
 use errors::{
     check_dictionary, check_frame_dictionary, compress_error, decode_error, dictionary_load_error, error_name,
 };
@@ -155,39 +159,68 @@ pub fn compress_to(
     if let Some(dict) = dictionary {
         check_dictionary(dict)?;
     }
-    let fail = |code| compress_error(code, dictionary);
-    let mut cctx = CCtx::try_create()
+    // A first attempt gives its table set-up up on a pending cancel (cctx.rs); the tick then
+    // raises it. An interrupt that raised nothing gets one more attempt that does not ask.
+    for ask_for_cancel in [true, false] {
+        match compress_attempt(src, level, dictionary, dst, tick, ask_for_cancel)? {
+            Attempt::GaveUp => tick(),
+            Attempt::Done(n) => return Ok(n),
+        }
+    }
+    Err(CodecError::out_of_memory("out of memory: zstd compression could not allocate its working memory"))
+}
+
+enum Attempt {
+    /// The frame's length, or `None` if it does not fit in `dst`.
+    Done(Option<usize>),
+    /// The context gave an allocation up for a pending cancel.
+    GaveUp,
+}
+
+fn compress_attempt(
+    src: &[u8],
+    level: i32,
+    dictionary: Option<&[u8]>,
+    dst: &mut [u8],
+    tick: &mut dyn FnMut(),
+    ask_for_cancel: bool,
+) -> Result<Attempt> {
+    let mut cctx = Compressor::new(ask_for_cancel)
         .ok_or_else(|| CodecError::out_of_memory("out of memory: could not create a zstd compression context"))?;
-    cctx.set_parameter(CParameter::CompressionLevel(level)).map_err(fail)?;
-    cctx.set_parameter(CParameter::ChecksumFlag(true)).map_err(fail)?;
-    cctx.set_parameter(CParameter::ContentSizeFlag(true)).map_err(fail)?;
+    let fail = |code| compress_error(code, dictionary);
+    cctx.set(ZSTD_c_compressionLevel, level).map_err(fail)?;
+    cctx.set(ZSTD_c_checksumFlag, 1).map_err(fail)?;
+    cctx.set(ZSTD_c_contentSizeFlag, 1).map_err(fail)?;
     if let Some(dict) = dictionary {
         cctx.load_dictionary(dict).map_err(fail)?;
     }
-    cctx.set_pledged_src_size(Some(src.len() as u64)).map_err(fail)?;
+    cctx.pledge(src.len()).map_err(fail)?;
 
-    let mut output = OutBuffer::around(dst);
+    let mut out_pos = 0;
     // The last chunk goes in with ZSTD_e_end, so that an input of one chunk is compressed in a
     // single pass straight from `src` (the library buffers only what it must keep for later).
     let piece = compress_chunk(level);
     let chunks = src.len().div_ceil(piece).max(1);
     for (i, chunk) in src.chunks(piece).chain(src.is_empty().then_some(&[][..])).enumerate() {
         let last = i + 1 == chunks;
-        let mut input = InBuffer::around(chunk);
+        let mut in_pos = 0;
         loop {
             let op = if last { ZSTD_e_end } else { ZSTD_e_continue };
-            let left = cctx.compress_stream2(&mut output, &mut input, op).map_err(fail)?;
-            let done = if last { left == 0 } else { input.pos() == chunk.len() };
+            let left = match cctx.compress_stream(dst, &mut out_pos, chunk, &mut in_pos, op) {
+                Err(_) if cctx.gave_up() => return Ok(Attempt::GaveUp),
+                result => result.map_err(fail)?,
+            };
+            let done = if last { left == 0 } else { in_pos == chunk.len() };
             if done {
                 break;
             }
-            if output.pos() == output.capacity() {
-                return Ok(None); // the frame does not fit
+            if out_pos == dst.len() {
+                return Ok(Attempt::Done(None)); // the frame does not fit
             }
         }
         tick();
     }
-    Ok(Some(output.pos()))
+    Ok(Attempt::Done(Some(out_pos)))
 }
 
 /// [`decompress`], calling `tick` after each step of at most [`CHUNK`] bytes of input and
@@ -511,6 +544,7 @@ unsafe impl WriteBuf for Window<'_> {
     }
 }
 
+mod cctx;
 mod errors;
 mod frames;
 

@@ -332,3 +332,48 @@ fn compress_to_says_when_the_frame_does_not_fit() {
     assert_eq!(compress_to(&data, 3, None, &mut [], &mut || ()).unwrap(), None);
     assert!(matches!(compress_to(&data, 99, None, &mut room, &mut || ()), Err(CodecError::InvalidParameter(_))));
 }
+
+thread_local! {
+    /// Whether this test thread's cancel probe says "pending" (other tests' threads never do).
+    static CANCEL_ARMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// How often the probe was asked on this thread.
+    static PROBES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn armed_probe() -> bool {
+    PROBES.with(|n| n.set(n.get() + 1));
+    CANCEL_ARMED.with(|a| a.get())
+}
+
+#[test]
+fn a_pending_cancel_stops_the_table_set_up_and_ticks_first() {
+    crate::ticking::set_cancel_probe(armed_probe);
+    // Level 22 on 1 MB sets up tables over a piece (4 MB) in one allocation.
+    let data: Vec<u8> =
+        (0..8 * SLOW_LEVEL_CHUNK as u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8 & 0x3F).collect();
+    let plain = compress(&data, 22, None).unwrap();
+    assert!(PROBES.with(|n| n.get()) > 0, "the allocator asked nobody");
+
+    // A tick that raises (as the extension's does on a cancel) comes before any compression.
+    CANCEL_ARMED.with(|a| a.set(true));
+    let mut ticks = 0;
+    let raised = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compress_with_tick(&data, 22, None, &mut || {
+            ticks += 1;
+            panic!("cancelled");
+        })
+    }));
+    assert!(raised.is_err());
+    assert_eq!(ticks, 1);
+
+    // An interrupt that raises nothing: one tick more than chunks, and the same frame, made by
+    // the second attempt, which does not ask.
+    let probes_before = PROBES.with(|n| n.get());
+    let mut ticks = 0;
+    let frame = compress_with_tick(&data, 22, None, &mut || ticks += 1).unwrap();
+    CANCEL_ARMED.with(|a| a.set(false));
+    assert_eq!(ticks, 8 + 1);
+    assert_eq!(PROBES.with(|n| n.get()), probes_before + 1, "asked once, then not again");
+    assert!(frame == plain);
+    assert_eq!(decompress(&frame, None, data.len()).unwrap(), data);
+}
