@@ -174,22 +174,26 @@ pub fn pattern16(seed: u128, off: usize) -> ([u8; 16], usize) {
 
 /// Write `len` bytes of a repetition at `dst` from its 16-byte pattern `v` and stride `step`
 /// ([`pattern16`]): stores at 0 and `step` whatever `len` (most matches are short; one test of
-/// the length instead of one per store), then every `step` bytes while below `len`.
+/// the length instead of one per store), then every `step` bytes, two at a time, while below
+/// `len`.
 ///
 /// # Safety
 ///
 /// `dst..dst + max(len + 31, 32)` must be writable; `9 <= step <= 16` (what
-/// [`pattern16`] gives). Nothing is written at or past `dst + max(len + 15, step + 16)`.
+/// [`pattern16`] gives). Nothing is written at or past `dst + max(len + step + 15, step + 16)`
+/// (at most `dst + max(len + 31, 32)`).
 #[inline(always)]
 pub unsafe fn store_pattern16(dst: *mut u8, v: [u8; 16], step: usize, len: usize) {
-    // SAFETY: step + 16 <= 32, and every later store starts below dst + len.
+    // SAFETY: step + 16 <= 32, and every later store starts below dst + len + step.
     unsafe {
         ptr::write_unaligned(dst as *mut [u8; 16], v);
         ptr::write_unaligned(dst.add(step) as *mut [u8; 16], v);
+        // Two stores a round: a round starting below len ends below len + step + 16.
         let mut i = 2 * step;
         while i < len {
             ptr::write_unaligned(dst.add(i) as *mut [u8; 16], v);
-            i += step;
+            ptr::write_unaligned(dst.add(i + step) as *mut [u8; 16], v);
+            i += 2 * step;
         }
     }
 }
@@ -328,7 +332,7 @@ mod tests {
 
     /// The 16-byte pattern of every offset below 16, built from the bytes before the match,
     /// stored by [`store_pattern16`], gives the forward copy for every length up to
-    /// 300 and writes nothing at or past `op + max(len + 15, step + 16)`.
+    /// 300 and writes nothing at or past `op + max(len + step + 15, step + 16)`.
     #[test]
     fn pattern16_stores_equal_forward_copy_at_every_offset_below_16() {
         const GUARD: u8 = 0xA5;
@@ -342,12 +346,12 @@ mod tests {
                 got[op..].fill(GUARD);
                 let seed = u128::from_le_bytes(got[op - off..op - off + 16].try_into().unwrap());
                 let (v, step) = pattern16(seed, off);
-                // SAFETY: the stores reach at most op + max(len + 15, 32) < got.len().
+                // SAFETY: the stores reach at most op + max(len + 31, 32) < got.len().
                 unsafe { store_pattern16(got.as_mut_ptr().add(op), v, step, len) };
                 assert_eq!(step % off, 0, "off {off}");
                 assert!((9..=16).contains(&step), "off {off} step {step}");
                 assert_eq!(got[..op + len], want[..op + len], "off {off} len {len}");
-                let reach = op + (len + 15).max(step + 16);
+                let reach = op + (len + step + 15).max(step + 16);
                 assert!(got[reach..].iter().all(|&b| b == GUARD), "off {off} len {len} writes past its room");
             }
         }

@@ -373,7 +373,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         // Offsets 1..=15: the output repeats the `off` bytes before op. 16 bytes of that
         // repetition built in a register from one load (pattern16), stored every multiple of
         // the period: at least 25 bytes whatever the length, more only for longer matches.
-        // Loads reach s + 16 <= d + 15, stores at most d + max(len + 15, 32).
+        // Loads reach s + 16 <= d + 15, stores below d + max(len + 31, 32).
         let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(s as *const [u8; 16])), off);
         store_pattern16(d, v, step, len);
     }

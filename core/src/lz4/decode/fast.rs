@@ -5,7 +5,7 @@ use std::ptr;
 
 use super::sequence::{read_length, DecodeError, MIN_MATCH};
 use crate::bytes::repeating;
-use crate::wild_copy::{copy16, copy16_pairs, copy8, repeat_tail};
+use crate::wild_copy::{copy16, copy16_pairs, copy8, pattern16, repeat_tail, store_pattern16};
 
 /// Input left (from the token) for a sequence of the fast loop: the token, a 16-byte literal
 /// copy and the 2-byte offset after at most 14 literals all lie inside.
@@ -94,12 +94,10 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
                 op = op.add(lit_nibble);
             }
         } else {
-            // Long runs are not rare (a fifth of the sequences in page images), but marked
-            // cold, with the length bytes of long matches and every hand-back to the careful
-            // path, they let LLVM lay the common sequence (a short run, a short match) out
-            // as one straight stretch of code with a single taken branch instead of four
-            // (BENCHMARKS.md, "the fast loop's rare paths marked cold").
-            std::hint::cold_path();
+            // Long runs are not rare (a fifth of the sequences in page images; every one in
+            // text with runs between random stretches): unlike the length bytes of long
+            // matches and the hand-backs to the careful path, they are not marked cold
+            // (BENCHMARKS.md, "LZ4 long literal runs").
             // SAFETY: ip <= seq_ip + 1 and FAST_IN bytes are left at seq_ip: the first length
             // byte is inside src. Only a byte of 255 needs the next ones (checked).
             let first = unsafe {
@@ -120,9 +118,17 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             }
             // SAFETY: lit + 32 <= iend - ip and lit + 32 <= oend - op (just checked): the
             // copy's reach of lit + 31 bytes is inside both, and src, dst do not overlap. The
-            // offset's two bytes at ip + lit are inside src too.
+            // offset's two bytes at ip + lit are inside src too. Up to 64 bytes (most long runs)
+            // four moves whatever the length, with no loop to mispredict, when 64 bytes are
+            // left in both.
             unsafe {
-                copy16_pairs(ip, op, lit);
+                if lit <= 64 && iend as usize - ip as usize >= 64 {
+                    for k in [0, 16, 32, 48] {
+                        copy16(ip.add(k), op.add(k));
+                    }
+                } else {
+                    copy16_pairs(ip, op, lit);
+                }
                 ip = ip.add(lit);
                 op = op.add(lit);
             }
@@ -267,29 +273,27 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
         // An overlapping match from 32..len - 1 bytes back: 32-byte steps in order.
         // SAFETY: reach len + 31 < len + 32 at op and at m < op; m + 16 <= op.
         unsafe { copy16_pairs(m, op, len) };
-    } else {
-        // Offsets 1..31 (issue 32): the first 16 or 32 bytes of the match written, then
-        // stored again from registers every multiple of the period (repeat_tail).
-        // SAFETY: the first writes: for offset >= 16 two 16-byte moves reading m..m + 32,
-        // which ends at op + 32 - offset <= op + 16, written by the first move; for 8..15
-        // two 8-byte moves reading m..m + 16 <= op + 8, likewise; for 1..7 three stores of
-        // the pattern (see repeat_pattern, m + 8 <= op + 7) covering at least 2 * 5 + 8 = 18
-        // bytes. All write below op + 32 <= op + len + 13. repeat_tail then has its first
-        // 16 or 32 bytes, and writes below op + len + 31, inside the len + 32 bytes left.
+    } else if offset >= 16 {
+        // Offsets 16..31 (issue 32): the first 32 bytes of the match written, then stored
+        // again from registers every multiple of the period (repeat_tail).
+        // SAFETY: two 16-byte moves reading m..m + 32, which ends at op + 32 - offset <= op +
+        // 16, written by the first move; both write below op + 32 <= op + len + 13.
+        // repeat_tail then has its first 32 bytes, and writes below op + len + 31, inside the
+        // len + 32 bytes left.
         unsafe {
-            if offset >= 16 {
-                copy16(m, op);
-                copy16(m.add(16), op.add(16));
-            } else if offset >= 8 {
-                copy8(m, op);
-                copy8(m.add(8), op.add(8));
-            } else {
-                let (v, step) = repeat_pattern(m, offset);
-                for k in 0..3 {
-                    ptr::write_unaligned(op.add(k * step) as *mut [u8; 8], v);
-                }
-            }
+            copy16(m, op);
+            copy16(m.add(16), op.add(16));
             repeat_tail(op, offset, len);
+        }
+    } else {
+        // Offsets 1..15: 16 bytes of the repetition built in a register from one load of the
+        // bytes at m (pattern16), stored every multiple of the period; no store waits on
+        // another (8-byte stores read back as 16 bytes cannot be forwarded, issue 32).
+        // SAFETY: m..m + 16 ends at op + 15, inside dst; the stores reach below op +
+        // max(len + 31, 32) = op + len + 31, inside the len + 32 bytes left.
+        unsafe {
+            let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(m as *const [u8; 16])), offset);
+            store_pattern16(op, v, step, len);
         }
     }
 }
