@@ -7,9 +7,9 @@ use std::ffi::{CStr, CString};
 use std::time::Instant;
 
 use compresslab_core::advisor::words;
-use compresslab_core::error::try_copy;
 use compresslab_core::scenarios::spill::Records;
 use compresslab_core::scenarios::toast;
+use compresslab_core::ticking;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
@@ -266,9 +266,10 @@ pub fn estimated_rows(rel: &PgRelation) -> f64 {
 }
 
 /// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied
-/// into a buffer allocated fallibly: a huge value is an ERROR, never an abort.
+/// into a buffer allocated fallibly (a huge value is an ERROR, never an abort), a piece at a
+/// time with a cancel check between pieces.
 fn varlena_bytes(datum: pg_sys::Datum) -> Vec<u8> {
-    with_varlena_bytes(datum, |bytes| try_copy(bytes, "a value read")).or_raise()
+    with_varlena_bytes(datum, |bytes| ticking::try_copy(bytes, "a value read", &mut super::check_interrupts)).or_raise()
 }
 
 /// `f` on the payload of a varlena datum (bytea, text or any other variable-length type),
