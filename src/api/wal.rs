@@ -6,8 +6,7 @@ use compresslab_core::scenarios::wal::WalWhatIf;
 use pgrx::composite_type;
 use pgrx::prelude::*;
 
-use crate::errors::OrRaise;
-use crate::measure::{checked_range, replay_range};
+use crate::measure::{checked_range, finish_whatif, replay_range};
 use crate::rows::set_of;
 use crate::server::privileges::require_wal_read;
 use crate::server::wal::{relation_name, WalSource};
@@ -50,7 +49,7 @@ fn wal_whatif(
     wal_dir: Option<&str>,
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.wal_whatif_row")> {
     let mut whatif = replay(start_lsn, end_lsn, sample.unwrap_or(1.0), wal_dir, "read WAL for wal_whatif");
-    set_of("compresslab.wal_whatif_row", &whatif.finish().or_raise())
+    set_of("compresslab.wal_whatif_row", &finish_whatif(&mut whatif))
 }
 
 /// `wal_whatif` per relation fork: which relations write the full-page images, and what each
@@ -78,6 +77,6 @@ fn wal_whatif_by_relation(
     wal_dir: Option<&str>,
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.wal_whatif_relation_row")> {
     let mut whatif = replay(start_lsn, end_lsn, sample.unwrap_or(1.0), wal_dir, "read WAL for wal_whatif_by_relation");
-    whatif.finish().or_raise();
+    finish_whatif(&mut whatif);
     set_of("compresslab.wal_whatif_relation_row", &whatif.relation_rows(&mut relation_name))
 }

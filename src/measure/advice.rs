@@ -17,7 +17,7 @@ use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
-use super::{add_relation, codec_of, replay_range};
+use super::{add_relation, codec_of, finish_whatif, replay_range};
 use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
 use crate::server::wal::WalSource;
@@ -82,7 +82,7 @@ fn read_wal(
     let (start, sample) = advisor::wal::window(seconds, since.unwrap_or(oldest).clamp(oldest, flush), flush);
     let mut span = TimeSpan::default();
     let replayed = PgTryBuilder::new(AssertUnwindSafe(|| {
-        Some(replay_range(source, start, flush, sample, Some(deadline), &mut span).finish().or_raise())
+        Some(finish_whatif(&mut replay_range(source, start, flush, sample, Some(deadline), &mut span)))
     }))
     .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
         if retry && gone_segment(&error) {

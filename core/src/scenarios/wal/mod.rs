@@ -17,9 +17,20 @@
 //!    page headers, segment switches. Under the setting the range was really written with,
 //!    this reproduces the real byte count exactly.
 //!
-//! CPU is timed per batch of images (about 1 MB), interleaved by setting, each batch's
+//! CPU is timed per batch of images (about 1 MB), interleaved by setting, a timed batch's
 //! compressed images decompressed again with the same library (what replay would spend) and
 //! verified against the original bytes. Memory is one batch, not the range.
+//!
+//! **Sizes from our encoders.** A setting may be given a *sizer* ([`WalWhatIf::size_with`]):
+//! our encoder that writes the server's bytes exactly (our pglz is PostgreSQL's byte for byte,
+//! our LZ4 blocks liblz4's), and faster. Its images' sizes then come from the sizer, and the
+//! server's routine runs, timed, on the first batch and every [`TIMED_EVERY`]-th after it only,
+//! where the sizer's output is also compared with the server's byte for byte: on the first
+//! difference the sizer is dropped for the rest of the range ([`WalWhatIf::sizers_dropped`])
+//! and the server's routine sizes every later batch. A setting without a sizer (zstd: the
+//! server's libzstd may be another version than ours) is compressed by the server's routine in
+//! every batch, and decompressed and verified in the timed ones. CPU is scaled from the timed
+//! images by raw bytes, as for a sample.
 //!
 //! **Sampling.** With `sample` < 1 only every (1/sample)-th image is rebuilt and compressed,
 //! evenly spaced and starting with the first. Records are laid out without their unsampled
@@ -46,6 +57,9 @@ use layout::{WalCursor, WalLayout};
 
 /// Hole-less images buffered before a timed round of compression.
 const BATCH_BYTES: usize = 1 << 20;
+
+/// With a sizer, the server's routine runs on the first batch and every this many after it.
+pub const TIMED_EVERY: u64 = 8;
 
 /// How a full-page image is stored in the WAL read (`bimg_info`'s `BKPIMAGE_COMPRESS_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +176,14 @@ pub struct WalWhatIfRelationRow {
 struct Setting {
     name: String,
     codec: Option<Box<dyn Codec>>,
+    /// Our encoder writing `codec`'s bytes exactly, for the sizes of untimed batches.
+    sizer: Option<Box<dyn Codec>>,
+    /// Whether a sizer was dropped for writing other bytes than the server's routine.
+    sizer_dropped: bool,
+    /// Raw bytes of the images `codec` compressed, timed, and of those of the batches it also
+    /// decompressed, timed (the replay side).
+    compress_timed_raw: u64,
+    replay_timed_raw: u64,
     cursor: Option<WalCursor>,
     /// `bimg_len` over all images (sampled exactly, the others estimated).
     fpi_bytes: u64,
@@ -227,7 +249,11 @@ pub struct WalWhatIf {
     batch: Vec<u8>,
     batch_images: Vec<Range<usize>>,
     packed: Vec<u8>,
+    /// The sizer's images of a timed batch, to compare with the server's.
+    sized: Vec<u8>,
     unpacked: Vec<u8>,
+    /// Batches flushed so far.
+    batches: u64,
     pending_records: Vec<PendingRecord>,
     pending_images: Vec<PendingImage>,
 }
@@ -246,6 +272,10 @@ impl WalWhatIf {
             .map(|(name, codec)| Setting {
                 name,
                 codec,
+                sizer: None,
+                sizer_dropped: false,
+                compress_timed_raw: 0,
+                replay_timed_raw: 0,
                 cursor: None,
                 fpi_bytes: 0,
                 sampled_raw: 0,
@@ -276,10 +306,31 @@ impl WalWhatIf {
             batch: Vec::new(),
             batch_images: Vec::new(),
             packed: Vec::new(),
+            sized: Vec::new(),
             unpacked: Vec::new(),
+            batches: 0,
             pending_records: Vec::new(),
             pending_images: Vec::new(),
         })
+    }
+
+    /// Size the images of setting `name` with `sizer`, an encoder that writes exactly the bytes of
+    /// the setting's codec (see the module comment); the setting's codec then runs on the timed
+    /// batches only. An unknown name, or `off`, is an error.
+    pub fn size_with(&mut self, name: &str, sizer: Box<dyn Codec>) -> Result<()> {
+        match self.settings.iter_mut().find(|s| s.name == name && s.codec.is_some()) {
+            Some(setting) => {
+                setting.sizer = Some(sizer);
+                Ok(())
+            }
+            None => Err(CodecError::invalid(format!("no compressed setting {name:?} to size"))),
+        }
+    }
+
+    /// The settings whose sizer wrote other bytes than the server's routine on a timed batch
+    /// (and was dropped there: the rest of the range was sized by the server's routine).
+    pub fn sizers_dropped(&self) -> Vec<&str> {
+        self.settings.iter().filter(|s| s.sizer_dropped).map(|s| s.name.as_str()).collect()
     }
 
     /// Image `index` (counting from 0 over the range) is rebuilt and compressed: evenly spaced,
@@ -358,69 +409,34 @@ impl WalWhatIf {
         self.end_lsn = end_lsn;
     }
 
-    /// Compress the batch under every setting (timed), then lay out the pending records.
+    /// Compress the batch under every setting, then lay out the pending records.
     fn flush(&mut self) -> Result<()> {
-        let images = &self.batch_images;
+        let timed_batch = self.batches.is_multiple_of(TIMED_EVERY);
+        self.batches += 1;
+        let batch = Batch { bytes: &self.batch, images: &self.batch_images };
         for setting in &mut self.settings {
             setting.batch_results.clear();
-            let Some(codec) = setting.codec.as_deref_mut() else {
-                let raw = images.iter().map(|image| (image.len() as u64, image.len() as u64, false));
+            if setting.codec.is_none() {
+                let raw = batch.images.iter().map(|image| (image.len() as u64, image.len() as u64, false));
                 setting.batch_results.extend(raw);
-                continue;
-            };
-            // Compress every image into its own room in `packed`, timed as one run.
-            let mut rooms = Vec::with_capacity(images.len());
-            let mut total_room = 0;
-            for image in images {
-                let room = codec.compress_bound(image.len());
-                rooms.push(total_room..total_room + room);
-                total_room += room;
-            }
-            try_resize(&mut self.packed, total_room, "compressed images")?;
-            let mut lengths = Vec::with_capacity(images.len());
-            let timer = Timer::start();
-            for (image, room) in images.iter().zip(&rooms) {
-                lengths.push(codec.compress(&self.batch[image.clone()], &mut self.packed[room.clone()], &mut || ())?);
-            }
-            setting.compress_cpu += timer.stop().1;
-            // What the server keeps (the others are stored raw), then the replay side:
-            // decompress what is kept, timed, and check it against the original.
-            let kept: Vec<Option<usize>> = images
-                .iter()
-                .zip(lengths)
-                .map(|(image, len)| len.filter(|&len| keeps_compressed(len, BLCKSZ - image.len())))
-                .collect();
-            if kept.iter().any(Option::is_some) {
-                try_resize(&mut self.unpacked, self.batch.len(), "decompressed images")?;
-                let timer = Timer::start();
-                for ((image, room), len) in images.iter().zip(&rooms).zip(&kept) {
-                    if let Some(len) = *len {
-                        let packed = &self.packed[room.start..room.start + len];
-                        codec.decompress(packed, &mut self.unpacked[image.clone()], &mut || ())?;
+            } else if setting.sizer.is_none() || timed_batch {
+                let lengths = run_timed(setting, &batch, &mut self.packed, &mut self.unpacked, timed_batch)?;
+                if let Some(sizer) = setting.sizer.as_deref_mut() {
+                    let sized = compress_batch(sizer, &batch, &mut self.sized)?;
+                    if !same_images(&self.packed, &lengths, &self.sized, &sized) {
+                        setting.sizer = None;
+                        setting.sizer_dropped = true;
                     }
                 }
-                setting.decompress_cpu += timer.stop().1;
-            }
-            for (image, len) in images.iter().zip(kept) {
-                let raw = image.len() as u64;
-                let result = match len {
-                    Some(len) => {
-                        if self.unpacked[image.clone()] != self.batch[image.clone()] {
-                            return Err(CodecError::corrupt(format!(
-                                "{} did not give back a full-page image it compressed",
-                                setting.name
-                            )));
-                        }
-                        let header = if image.len() != BLCKSZ { COMPRESSED_HOLE_HEADER } else { 0 };
-                        ((len + header) as u64, len as u64, true)
-                    }
-                    None => (raw, raw, false),
-                };
-                setting.batch_results.push(result);
+                push_results(setting, &batch, &lengths);
+            } else {
+                let sizer = setting.sizer.as_deref_mut().expect("checked above");
+                let sized = compress_batch(sizer, &batch, &mut self.sized)?;
+                push_results(setting, &batch, &sized);
             }
         }
         for setting in &mut self.settings {
-            for (image, &(in_record, bimg, compressed)) in images.iter().zip(&setting.batch_results) {
+            for (image, &(in_record, bimg, compressed)) in batch.images.iter().zip(&setting.batch_results) {
                 setting.sampled_raw += image.len() as u64;
                 setting.sampled_in_record += in_record;
                 setting.sampled_bimg += bimg;
@@ -493,7 +509,8 @@ impl WalWhatIf {
             .iter()
             .map(|s| {
                 let wal_bytes = s.cursor.map_or(0, |c| c.bytes());
-                let scale = if s.sampled_raw > 0 { self.raw_image_bytes as f64 / s.sampled_raw as f64 } else { 0.0 };
+                // CPU was timed on some of the sampled images: those of the timed batches.
+                let scale = |timed: u64| if timed > 0 { self.raw_image_bytes as f64 / timed as f64 } else { 0.0 };
                 let stored_as = [StoredAs::Raw, StoredAs::Pglz, StoredAs::Lz4, StoredAs::Zstd];
                 let stored = stored_as.iter().find(|w| w.setting() == s.name).map_or(0, |w| self.stored[*w as usize]);
                 let compressed = if self.sampled_images > 0 {
@@ -513,8 +530,8 @@ impl WalWhatIf {
                     fpi_bytes: s.fpi_bytes as i64,
                     wal_bytes: wal_bytes as i64,
                     saving_percent: percent_saved(off_bytes, wal_bytes),
-                    compress_cpu_seconds: s.compress_cpu * scale,
-                    decompress_cpu_seconds: s.decompress_cpu * scale,
+                    compress_cpu_seconds: s.compress_cpu * scale(s.compress_timed_raw),
+                    decompress_cpu_seconds: s.decompress_cpu * scale(s.replay_timed_raw),
                 }
             })
             .collect();
@@ -562,3 +579,104 @@ pub fn lsn_text(lsn: u64) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// The hole-less images of one batch, back to back, and where each lies.
+struct Batch<'a> {
+    bytes: &'a [u8],
+    images: &'a [Range<usize>],
+}
+
+/// Every image of `batch` compressed by `codec` into its own room of `packed`: per image the
+/// room's start and the compressed length (`None`: refused).
+fn compress_batch(codec: &mut dyn Codec, batch: &Batch, packed: &mut Vec<u8>) -> Result<Vec<(usize, Option<usize>)>> {
+    let rooms: Vec<usize> = batch.images.iter().map(|image| codec.compress_bound(image.len())).collect();
+    try_resize(packed, rooms.iter().sum(), "compressed images")?;
+    let mut at = 0;
+    let mut out = Vec::with_capacity(rooms.len());
+    for (image, room) in batch.images.iter().zip(rooms) {
+        out.push((at, codec.compress(&batch.bytes[image.clone()], &mut packed[at..at + room], &mut || ())?));
+        at += room;
+    }
+    Ok(out)
+}
+
+/// The setting's (server's) codec on the batch, timed: compress every image, then, if `replay`,
+/// what the server keeps is decompressed again (what replay would spend) and checked against
+/// the original. Per image where its compressed bytes lie in `packed` and their length
+/// (`None`: refused), as [`compress_batch`].
+fn run_timed(
+    setting: &mut Setting,
+    batch: &Batch,
+    packed: &mut Vec<u8>,
+    unpacked: &mut Vec<u8>,
+    replay: bool,
+) -> Result<Vec<(usize, Option<usize>)>> {
+    let codec = setting.codec.as_deref_mut().expect("a compressed setting");
+    let timer = Timer::start();
+    let lengths = compress_batch(codec, batch, packed)?;
+    setting.compress_cpu += timer.stop().1;
+    let raw: u64 = batch.images.iter().map(|image| image.len() as u64).sum();
+    setting.compress_timed_raw += raw;
+    if !replay {
+        return Ok(lengths);
+    }
+    setting.replay_timed_raw += raw;
+    let kept: Vec<Option<(usize, usize)>> = batch
+        .images
+        .iter()
+        .zip(&lengths)
+        .map(|(image, &(at, len))| len.filter(|&len| keeps_compressed(len, BLCKSZ - image.len())).map(|len| (at, len)))
+        .collect();
+    if kept.iter().any(Option::is_some) {
+        try_resize(unpacked, batch.bytes.len(), "decompressed images")?;
+        let timer = Timer::start();
+        for (image, kept) in batch.images.iter().zip(&kept) {
+            if let Some((at, len)) = *kept {
+                codec.decompress(&packed[at..at + len], &mut unpacked[image.clone()], &mut || ())?;
+            }
+        }
+        setting.decompress_cpu += timer.stop().1;
+        for (image, kept) in batch.images.iter().zip(&kept) {
+            if kept.is_some() && unpacked[image.clone()] != batch.bytes[image.clone()] {
+                return Err(CodecError::corrupt(format!(
+                    "{} did not give back a full-page image it compressed",
+                    setting.name
+                )));
+            }
+        }
+    }
+    Ok(lengths)
+}
+
+/// Whether the sizer wrote the server's bytes for every image (both refused it, or both wrote
+/// the same bytes).
+fn same_images(
+    packed: &[u8],
+    server: &[(usize, Option<usize>)],
+    sized: &[u8],
+    ours: &[(usize, Option<usize>)],
+) -> bool {
+    server.len() == ours.len()
+        && server.iter().zip(ours).all(|(&(a, x), &(b, y))| match (x, y) {
+            (None, None) => true,
+            (Some(x), Some(y)) => packed[a..a + x] == sized[b..b + y],
+            _ => false,
+        })
+}
+
+/// One batch's results for `setting` from the compressed lengths ([`compress_batch`]'s): (bytes
+/// in record, `bimg_len`, compressed), the raw image when the server would not keep the
+/// compressed one.
+fn push_results(setting: &mut Setting, batch: &Batch, lengths: &[(usize, Option<usize>)]) {
+    for (image, &(_, len)) in batch.images.iter().zip(lengths) {
+        let raw = image.len() as u64;
+        let result = match len.filter(|&len| keeps_compressed(len, BLCKSZ - image.len())) {
+            Some(len) => {
+                let header = if image.len() != BLCKSZ { COMPRESSED_HOLE_HEADER } else { 0 };
+                ((len + header) as u64, len as u64, true)
+            }
+            None => (raw, raw, false),
+        };
+        setting.batch_results.push(result);
+    }
+}

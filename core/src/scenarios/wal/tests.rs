@@ -50,7 +50,15 @@ fn restore_from(page: &[u8]) -> impl FnMut(usize, &mut [u8]) -> Result<()> + '_ 
 
 /// Run records of one raw image each through the what-if.
 fn run(pages: &[Vec<u8>], sample: f64, start: u64) -> (Vec<WalWhatIfRow>, WalWhatIf) {
+    run_sized(pages, sample, start, &[])
+}
+
+/// [`run`] with sizers: (setting, method of our codec).
+fn run_sized(pages: &[Vec<u8>], sample: f64, start: u64, sizers: &[(&str, &str)]) -> (Vec<WalWhatIfRow>, WalWhatIf) {
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), sample).unwrap();
+    for (setting, method) in sizers {
+        whatif.size_with(setting, codec(method)).unwrap();
+    }
     let mut lsn = start;
     for (i, p) in pages.iter().enumerate() {
         let img = image(100 + (i % 2) as u32, p, StoredAs::Raw, BLCKSZ - crate::page::hole(p).1);
@@ -236,4 +244,79 @@ fn lsns_print_as_postgres_prints_them() {
     assert_eq!(StoredAs::from_bimg_info(0x04 | 0x02), StoredAs::Pglz);
     assert_eq!(StoredAs::from_bimg_info(0x08), StoredAs::Lz4);
     assert_eq!(StoredAs::from_bimg_info(0x10 | 0x01), StoredAs::Zstd);
+}
+
+/// Sizes from a sizer writing the same bytes are the sizes the setting's codec gives, over
+/// batches it does not run on too; a sizer writing other bytes is dropped at the first timed
+/// batch, and the figures are the codec's.
+#[test]
+fn sizers_give_the_codecs_sizes_or_are_dropped() {
+    // 300 pages of 5.2 KB without their hole: two batches, the second one untimed.
+    let pages: Vec<Vec<u8>> = (0..300).map(|i| page(200, 3000, i)).collect();
+    let sizes = |rows: &[WalWhatIfRow]| -> Vec<(String, i64, i64, i64)> {
+        rows.iter().map(|r| (r.wal_compression.clone(), r.fpi_bytes, r.wal_bytes, r.compressed_images)).collect()
+    };
+    let (plain, _) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    let (same, whatif) = run_sized(&pages, 1.0, LONG_PAGE_HEADER, &[("pglz", "pglz"), ("lz4", "lz4")]);
+    assert_eq!(sizes(&same), sizes(&plain));
+    assert!(whatif.sizers_dropped().is_empty());
+    assert!(same.iter().skip(1).all(|r| r.compress_cpu_seconds > 0.0 && r.decompress_cpu_seconds > 0.0));
+
+    let (other, whatif) = run_sized(&pages, 1.0, LONG_PAGE_HEADER, &[("pglz", "lz4")]);
+    assert_eq!(sizes(&other), sizes(&plain));
+    assert_eq!(whatif.sizers_dropped(), ["pglz"]);
+
+    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
+    assert!(whatif.size_with("off", codec("pglz")).is_err());
+    assert!(whatif.size_with("brotli", codec("pglz")).is_err());
+}
+
+/// A codec counting the images it compresses.
+struct Counting(Box<dyn Codec>, std::rc::Rc<std::cell::Cell<usize>>);
+
+impl Codec for Counting {
+    fn spec(&self) -> crate::registry::MethodSpec {
+        self.0.spec()
+    }
+    fn compress_bound(&self, len: usize) -> usize {
+        self.0.compress_bound(len)
+    }
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        self.1.set(self.1.get() + 1);
+        self.0.compress(src, dst, tick)
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        self.0.decompress(src, dst, tick)
+    }
+}
+
+/// With a sizer the setting's codec compresses the first batch and every TIMED_EVERY-th after
+/// it, and the sizer every image; the CPU figures are scaled up from the timed batches.
+#[test]
+fn with_a_sizer_the_codec_runs_on_the_timed_batches_only() {
+    // About 10 batches of 1 MB: pages of 5.2 KB without their hole.
+    let pages: Vec<Vec<u8>> = (0..2000).map(|i| page(200, 3000, i)).collect();
+    let (server, ours) = (std::rc::Rc::new(std::cell::Cell::new(0)), std::rc::Rc::new(std::cell::Cell::new(0)));
+    let settings = vec![
+        ("off".to_string(), None),
+        ("pglz".to_string(), Some(Box::new(Counting(codec("pglz"), server.clone())) as Box<dyn Codec>)),
+    ];
+    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings, 1.0).unwrap();
+    whatif.size_with("pglz", Box::new(Counting(codec("pglz"), ours.clone()))).unwrap();
+    let mut lsn = LONG_PAGE_HEADER;
+    for p in &pages {
+        let img = image(100, p, StoredAs::Raw, BLCKSZ - crate::page::hole(p).1);
+        let total = OTHER_BYTES + img.bimg_len as u32;
+        whatif
+            .add_record(RecordRef { lsn, total_length: total, is_switch: false }, &[img], &mut restore_from(p))
+            .unwrap();
+        lsn += layout::maxalign(total as u64);
+    }
+    let rows = whatif.finish().unwrap();
+    let per_batch = (1 << 20) / (BLCKSZ - 2800) + 1;
+    let batches = pages.len().div_ceil(per_batch);
+    assert!(batches > TIMED_EVERY as usize, "{batches} batches");
+    assert_eq!(ours.get(), pages.len());
+    assert_eq!(server.get(), 2 * per_batch, "the first and the ninth batch");
+    assert!(rows[1].compress_cpu_seconds > 0.0);
 }
