@@ -2,6 +2,7 @@
 
 use std::ptr;
 
+use crate::bytes::repeating;
 use crate::error::{try_zeroed, CodecError, Result};
 use crate::wild_copy::{copy16, doubling_copy, forward_copy_exact, pattern16, repeat_tail, store_pattern16};
 
@@ -322,7 +323,7 @@ fn bad_offset(off: usize, tag_at: usize, op: usize) -> CodecError {
 /// `len` bytes from `off` bytes before `op`, written in 32-, 16-, 8-byte or
 /// pattern chunks that may store up to 31 bytes past `op + len`.
 ///
-/// Each offset class first writes 32 bytes (at least 25 below offset 16) whatever
+/// Each offset class first writes 32 bytes (at least 20 below offset 16) whatever
 /// the length, and only a longer match tests and copies further: a test of the
 /// length per match (most are 3 to 20 bytes, in no predictable order) was the
 /// decoder's costliest mispredicted branch. On 2 KB text this took the decoder
@@ -369,13 +370,29 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
                 repeat_tail(d, off, len);
             }
         }
-    } else {
-        // Offsets 1..=15: the output repeats the `off` bytes before op. 16 bytes of that
-        // repetition built in a register from one load (pattern16), stored every multiple of
-        // the period: at least 25 bytes whatever the length, more only for longer matches.
-        // Loads reach s + 16 <= d + 15, stores below d + max(len + 31, 32).
+    } else if off >= 8 {
+        // Offsets 8..=15: 16 bytes of the repetition built in a register from one load
+        // (pattern16), stored every multiple of the period: at least 25 bytes whatever the
+        // length, more only for longer matches (four 8-byte copies and a 16-byte reload of
+        // them, which cannot be forwarded, left period 8 below the C, issue 32). Loads reach
+        // s + 16 <= d + 8, stores below d + max(len + 31, 32).
         let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(s as *const [u8; 16])), off);
         store_pattern16(d, v, step, len);
+    } else {
+        // Offsets 1..=7: the output repeats the `off` bytes before op. Build eight
+        // bytes of that repetition (byte k = out[op - off + k % off]) and store
+        // them every `step` bytes, a multiple of the period. Stores reach at most
+        // op + max(len + 7, 32).
+        let (bytes, step) = repeating(u64::from_le_bytes(ptr::read_unaligned(s as *const [u8; 8])), off);
+        // Four stores whatever the length (at least 20 bytes, as step >= 5), then
+        // more only for longer matches.
+        for k in 0..4 {
+            ptr::write_unaligned(d.add(k * step) as *mut [u8; 8], bytes);
+        }
+        if len > 4 * step {
+            // The four stores wrote at least 23 bytes: the rest from 16-byte registers.
+            repeat_tail(d, off, len);
+        }
     }
 }
 
