@@ -271,6 +271,26 @@ mod tests {
         (0..n as u32).map(|i| (i.wrapping_mul(37) % 251) as u8).collect()
     }
 
+    const GUARD: u8 = 0xA5;
+
+    /// A match of `len` bytes `off` back at `op`, with `op + len + room` bytes in all: the
+    /// forward copy's result (`GUARD` after the match) and the buffer before the match is
+    /// copied (`GUARD` from `op` on).
+    fn guarded(op: usize, off: usize, len: usize, room: usize) -> (Vec<u8>, Vec<u8>) {
+        let mut want = seeded(op + len + room);
+        want[op..].fill(GUARD);
+        forward(&mut want, op - off, op, len);
+        let mut got = want.clone();
+        got[op..].fill(GUARD);
+        (want, got)
+    }
+
+    /// `got` is the forward copy up to `op + len` and holds `GUARD` from `reach` on.
+    fn assert_copied(got: &[u8], want: &[u8], op: usize, len: usize, reach: usize, what: &str) {
+        assert_eq!(got[..op + len], want[..op + len], "{what}");
+        assert!(got[reach..].iter().all(|&b| b == GUARD), "{what} writes past its room");
+    }
+
     /// A chunked copy: source, destination, length.
     type ChunkCopy = unsafe fn(*const u8, *mut u8, usize);
 
@@ -309,23 +329,16 @@ mod tests {
     /// or past `op + max(len + 31, 32)`.
     #[test]
     fn repeat_tail_equals_forward_copy_at_every_short_offset() {
-        const GUARD: u8 = 0xA5;
         for off in 1..32usize {
             for len in 1..300usize {
                 let op = 64;
-                let mut want = seeded(op + len + 64);
-                want[op..].fill(GUARD);
-                forward(&mut want, op - off, op, len);
-                let mut got = want.clone();
-                got[op..].fill(GUARD);
+                let (want, mut got) = guarded(op, off, len, 64);
                 let head = if off < 16 { 16 } else { 32 };
                 forward(&mut got, op - off, op, head);
                 // SAFETY: op + max(len + 31, 32) < op + len + 64 = got.len(), and the first
                 // `head` bytes of the match are written.
                 unsafe { repeat_tail(got.as_mut_ptr().add(op), off, len) };
-                assert_eq!(got[..op + len], want[..op + len], "off {off} len {len}");
-                let reach = op + (len + 31).max(32);
-                assert!(got[reach..].iter().all(|&b| b == GUARD), "off {off} len {len} writes past its room");
+                assert_copied(&got, &want, op, len, op + (len + 31).max(32), &format!("off {off} len {len}"));
             }
         }
     }
@@ -335,24 +348,18 @@ mod tests {
     /// 300 and writes nothing at or past `op + max(len + step + 15, step + 16)`.
     #[test]
     fn pattern16_stores_equal_forward_copy_at_every_offset_below_16() {
-        const GUARD: u8 = 0xA5;
         for off in 1..16usize {
             for len in 1..300usize {
                 let op = 64;
-                let mut want = seeded(op + len + 64);
-                want[op..].fill(GUARD);
-                forward(&mut want, op - off, op, len);
-                let mut got = want.clone();
-                got[op..].fill(GUARD);
+                let (want, mut got) = guarded(op, off, len, 64);
                 let seed = u128::from_le_bytes(got[op - off..op - off + 16].try_into().unwrap());
                 let (v, step) = pattern16(seed, off);
                 // SAFETY: the stores reach at most op + max(len + 31, 32) < got.len().
                 unsafe { store_pattern16(got.as_mut_ptr().add(op), v, step, len) };
                 assert_eq!(step % off, 0, "off {off}");
                 assert!((9..=16).contains(&step), "off {off} step {step}");
-                assert_eq!(got[..op + len], want[..op + len], "off {off} len {len}");
                 let reach = op + (len + step + 15).max(step + 16);
-                assert!(got[reach..].iter().all(|&b| b == GUARD), "off {off} len {len} writes past its room");
+                assert_copied(&got, &want, op, len, reach, &format!("off {off} len {len}"));
             }
         }
     }
@@ -361,18 +368,13 @@ mod tests {
     /// nothing past it.
     #[test]
     fn doubling_copy_equals_forward_copy_and_stays_inside() {
-        const GUARD: u8 = 0xA5;
         for off in 1..140usize {
             for len in off..300usize {
                 let op = 150;
-                let mut want = seeded(op + len + 8);
-                want[op..].fill(GUARD);
-                forward(&mut want, op - off, op, len);
-                let mut got = want.clone();
-                got[op..].fill(GUARD);
+                let (want, mut got) = guarded(op, off, len, 8);
                 // SAFETY: off <= op, op + len <= got.len().
                 unsafe { doubling_copy(got.as_mut_ptr().add(op), off, len) };
-                assert!(got == want, "off {off} len {len}");
+                assert_copied(&got, &want, op, len, op + len, &format!("off {off} len {len}"));
             }
         }
     }
