@@ -167,6 +167,20 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
 \qecho '```'
 \ir sql_vs_c.sql
 \qecho '```'
+\qecho
+\qecho 'The same on repeated patterns, whose matches overlap themselves (issue 32): 32 values of 4 MB of `synthetic()`''s `period32`, then of `runs`:'
+\qecho
+\qecho '```'
+\set sql_vs_c_kind period32
+\set sql_vs_c_value_bytes 4194304
+\qecho period32
+\ir sql_vs_c.sql
+\set sql_vs_c_kind runs
+\qecho runs
+\ir sql_vs_c.sql
+\qecho '```'
+\unset sql_vs_c_kind
+\unset sql_vs_c_value_bytes
 
 \qecho
 \qecho '### The lab''s loop against a bare timing loop'

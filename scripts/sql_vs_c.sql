@@ -1,24 +1,36 @@
 -- Every codec's SQL functions at the SQL level, as a user calls them: a plain
--- `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data (16 MiB),
+-- `SELECT max(length(f(...)))` over 32 values of 512 KB (16 MiB),
 -- the cost of fetching the values (the same query without the function) subtracted; best of
 -- 7 runs each. Beside each, the kernel: the lab timing the same codec on the same 32 values
 -- (whole, in this backend, best of 7), so `sql_share_percent` is how much of the kernel's speed
 -- the SQL function keeps. Where the server has the routine (pglz, CRC-32C, and the liblz4 and
 -- libzstd it loads), its SQL-level wrapper is timed the same way and the ratio ours / server is
 -- given at both levels.
--- Run by scripts/report.sql's Rust-vs-C section and by hand: psql -f scripts/sql_vs_c.sql.
+-- The values are `synthetic()`'s kind :sql_vs_c_kind (default pgbench), :sql_vs_c_value_bytes
+-- each (default 524288); the report also runs period32 and runs, the repeated patterns whose
+-- matches overlap themselves (issue 32), in values of 4 MB, as they decode too fast for less.
+-- Run by scripts/report.sql's Rust-vs-C section and by hand: psql -f scripts/sql_vs_c.sql
+-- (-v sql_vs_c_kind=period32 -v sql_vs_c_value_bytes=4194304 for another kind).
 \set ON_ERROR_STOP 1
+\if :{?sql_vs_c_kind}
+\else
+\set sql_vs_c_kind pgbench
+\endif
+\if :{?sql_vs_c_value_bytes}
+\else
+\set sql_vs_c_value_bytes 524288
+\endif
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS sql_vs_c_values;
+DROP TABLE IF EXISTS sql_vs_c_values, sql_vs_c_kernel, sql_vs_c;
 CREATE TEMP TABLE sql_vs_c_values AS
 SELECT i, d, compresslab.pglz_compress(d, 'always') AS pglz, compresslab.lz4_compress(d) AS lz4,
        compresslab.lz4_frame_compress(d) AS lz4_frame, compresslab.zstd_compress(d, 3) AS zstd,
        compresslab.compress(d, 'lz4') AS envelope, length(d) AS n
-  FROM (SELECT i, compresslab.synthetic('pgbench', 524288, i) AS d FROM generate_series(1, 32) i) s;
+  FROM (SELECT i, compresslab.synthetic(:'sql_vs_c_kind', :sql_vs_c_value_bytes, i) AS d FROM generate_series(1, 32) i) s;
 ALTER TABLE sql_vs_c_values ALTER COLUMN d SET STORAGE EXTERNAL, ALTER COLUMN pglz SET STORAGE EXTERNAL,
   ALTER COLUMN lz4 SET STORAGE EXTERNAL, ALTER COLUMN lz4_frame SET STORAGE EXTERNAL,
   ALTER COLUMN zstd SET STORAGE EXTERNAL, ALTER COLUMN envelope SET STORAGE EXTERNAL;
-CREATE FUNCTION pg_temp.best_ms(query text, runs int DEFAULT 7) RETURNS float8 LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION pg_temp.best_ms(query text, runs int DEFAULT 7) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz; best float8 := 'infinity'; ms float8;
 BEGIN
   EXECUTE query;  -- warm-up
@@ -33,7 +45,7 @@ END $$;
 -- The kernel: the lab on the same values, each one slice.
 CREATE TEMP TABLE sql_vs_c_kernel AS
 SELECT * FROM compresslab.bench((SELECT string_agg(d, ''::bytea ORDER BY i) FROM sql_vs_c_values),
-                                ARRAY['pglz', 'server_pglz', 'lz4', 'server_lz4', 'lz4_frame', 'zstd:3', 'server_zstd:3'], ARRAY[524288], 7);
+                                ARRAY['pglz', 'server_pglz', 'lz4', 'server_lz4', 'lz4_frame', 'zstd:3', 'server_zstd:3'], ARRAY[:sql_vs_c_value_bytes], 7);
 CREATE TEMP TABLE sql_vs_c AS
 WITH q(ord, what, fetched, ours, server, kernel, direction) AS (VALUES
   (1, 'pglz_compress', 'd', 'compresslab.pglz_compress(d)', 'compresslab.server_pglz_compress(d)', 'pglz', 'c'),
@@ -56,9 +68,9 @@ SELECT ord, what, kernel, direction,
 -- at tens of GB/s) is within the timer's and the fetch's noise: its derived figures are left
 -- empty rather than printed from a difference of two nearly equal times.
 SELECT s.what, round(s.fetch_ms::numeric, 1) AS fetch_ms, round(s.ours_ms::numeric, 1) AS ours_ms,
-       round((16.777216 / (s.own_ms / 1000))::numeric) AS sql_mbps,
+       round((32.0 * :sql_vs_c_value_bytes / 1e6 / (s.own_ms / 1000))::numeric) AS sql_mbps,
        round((CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS kernel_mbps,
-       round((100 * 16.777216 / (s.own_ms / 1000)
+       round((100 * 32.0 * :sql_vs_c_value_bytes / 1e6 / (s.own_ms / 1000)
               / CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS sql_share_percent,
        round(s.server_ms::numeric, 1) AS server_ms,
        round(((s.server_ms - s.fetch_ms) / s.own_ms)::numeric, 2) AS sql_level_x,
