@@ -422,7 +422,7 @@ impl WalWhatIf {
             } else if setting.sizer.is_none() || timed_batch {
                 let lengths = run_timed(setting, &batch, &mut self.packed, &mut self.unpacked, timed_batch)?;
                 if let Some(sizer) = setting.sizer.as_deref_mut() {
-                    let sized = compress_batch(sizer, &batch, &mut self.sized)?;
+                    let sized = compress_batch(sizer, &batch, &mut self.sized, None)?;
                     if !same_images(&self.packed, &lengths, &self.sized, &sized) {
                         setting.sizer = None;
                         setting.sizer_dropped = true;
@@ -431,7 +431,7 @@ impl WalWhatIf {
                 push_results(setting, &batch, &lengths);
             } else {
                 let sizer = setting.sizer.as_deref_mut().expect("checked above");
-                let sized = compress_batch(sizer, &batch, &mut self.sized)?;
+                let sized = compress_batch(sizer, &batch, &mut self.sized, None)?;
                 push_results(setting, &batch, &sized);
             }
         }
@@ -577,9 +577,6 @@ pub fn lsn_text(lsn: u64) -> String {
     format!("{:X}/{:X}", lsn >> 32, lsn as u32)
 }
 
-#[cfg(test)]
-mod tests;
-
 /// The hole-less images of one batch, back to back, and where each lies.
 struct Batch<'a> {
     bytes: &'a [u8],
@@ -587,15 +584,25 @@ struct Batch<'a> {
 }
 
 /// Every image of `batch` compressed by `codec` into its own room of `packed`: per image the
-/// room's start and the compressed length (`None`: refused).
-fn compress_batch(codec: &mut dyn Codec, batch: &Batch, packed: &mut Vec<u8>) -> Result<Vec<(usize, Option<usize>)>> {
+/// room's start and the compressed length (`None`: refused). `timed` adds the CPU seconds of
+/// the compression loop alone (not the allocation of the rooms).
+fn compress_batch(
+    codec: &mut dyn Codec,
+    batch: &Batch,
+    packed: &mut Vec<u8>,
+    timed: Option<&mut f64>,
+) -> Result<Vec<(usize, Option<usize>)>> {
     let rooms: Vec<usize> = batch.images.iter().map(|image| codec.compress_bound(image.len())).collect();
     try_resize(packed, rooms.iter().sum(), "compressed images")?;
-    let mut at = 0;
     let mut out = Vec::with_capacity(rooms.len());
+    let timer = Timer::start();
+    let mut at = 0;
     for (image, room) in batch.images.iter().zip(rooms) {
         out.push((at, codec.compress(&batch.bytes[image.clone()], &mut packed[at..at + room], &mut || ())?));
         at += room;
+    }
+    if let Some(cpu) = timed {
+        *cpu += timer.stop().1;
     }
     Ok(out)
 }
@@ -612,9 +619,7 @@ fn run_timed(
     replay: bool,
 ) -> Result<Vec<(usize, Option<usize>)>> {
     let codec = setting.codec.as_deref_mut().expect("a compressed setting");
-    let timer = Timer::start();
-    let lengths = compress_batch(codec, batch, packed)?;
-    setting.compress_cpu += timer.stop().1;
+    let lengths = compress_batch(codec, batch, packed, Some(&mut setting.compress_cpu))?;
     let raw: u64 = batch.images.iter().map(|image| image.len() as u64).sum();
     setting.compress_timed_raw += raw;
     if !replay {
@@ -680,3 +685,6 @@ fn push_results(setting: &mut Setting, batch: &Batch, lengths: &[(usize, Option<
         setting.batch_results.push(result);
     }
 }
+
+#[cfg(test)]
+mod tests;
