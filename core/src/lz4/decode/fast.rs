@@ -97,7 +97,7 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             // Long runs are not rare (a fifth of the sequences in page images; every one in
             // text with runs between random stretches): unlike the length bytes of long
             // matches and the hand-backs to the careful path, they are not marked cold
-            // (BENCHMARKS.md, "LZ4 long literal runs").
+            // (BENCHMARKS.md, "LZ4 decoder: long literal runs not marked cold").
             // SAFETY: ip <= seq_ip + 1 and FAST_IN bytes are left at seq_ip: the first length
             // byte is inside src. Only a byte of 255 needs the next ones (checked).
             let first = unsafe {
@@ -120,7 +120,8 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             // copy's reach of lit + 31 bytes is inside both, and src, dst do not overlap. The
             // offset's two bytes at ip + lit are inside src too. Up to 64 bytes (most long runs)
             // four moves whatever the length, with no loop to mispredict, when 64 bytes are
-            // left in both.
+            // left in both: in src checked here, in dst the loop's invariant (oend - op >=
+            // FAST_OUT = 64 at the top of the sequence, and op has not moved since).
             unsafe {
                 if lit <= 64 && iend as usize - ip as usize >= 64 {
                     for k in [0, 16, 32, 48] {
