@@ -10,6 +10,7 @@
 #   bash scripts/callgrind.sh [-r REV] file PAYLOAD SLICE [fast]    one pglz row on PAYLOAD
 #   bash scripts/callgrind.sh [-r REV] crc SIZE      one crc32c call on SIZE bytes
 #   bash scripts/callgrind.sh [-r REV] table         every count BENCHMARKS.md quotes
+#   bash scripts/callgrind.sh payload NAME           the path of a payload file (below)
 #
 # Synthetic rows: one pass of one operation over one synthetic 2 MB payload (pages, wal, text;
 # core/examples/synthetic; and for decompression in 8 KB slices the repeated-pattern family,
@@ -78,23 +79,6 @@ else
   build_dir=$target/work
 fi
 
-# The examples, with the release profile (fat LTO, as the extension's library is built), run by
-# the paths cargo reports (unique to the build), not the shared examples/ folder, which another
-# revision's build may overwrite.
-examples=()
-for example in pglz_speed crc_speed lz4_speed; do
-  [[ -f $src/core/examples/$example.rs ]] && examples+=(--example "$example")
-done
-declare -A exe
-while read -r name path; do exe[$name]=$path; done < <(
-  cd "$src" && CARGO_TARGET_DIR=$build_dir nice -n 5 cargo build --quiet --release -p compresslab-core \
-    "${examples[@]}" --message-format=json |
-    python3 -c 'import json, sys
-for m in map(json.loads, sys.stdin):
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["target"]["name"], m["executable"])')
-[[ -n ${exe[pglz_speed]:-} ]] || { echo "callgrind: the build failed" >&2; exit 1; }
-
 payload() {
   local name=$1 file=$payloads/$1
   case $name in
@@ -127,6 +111,30 @@ PY
   fi
   echo "$file"
 }
+
+# `payload NAME`: the path of a payload file, made if missing, and nothing built
+# (scripts/against_c.sh gives the C the same catalog text).
+if [[ $mode == payload ]]; then
+  payload "${2:?payload name}"
+  exit 0
+fi
+
+# The examples, with the release profile (fat LTO, as the extension's library is built), run by
+# the paths cargo reports (unique to the build), not the shared examples/ folder, which another
+# revision's build may overwrite.
+examples=()
+for example in pglz_speed crc_speed lz4_speed; do
+  [[ -f $src/core/examples/$example.rs ]] && examples+=(--example "$example")
+done
+declare -A exe
+while read -r name path; do exe[$name]=$path; done < <(
+  cd "$src" && CARGO_TARGET_DIR=$build_dir nice -n 5 cargo build --quiet --release -p compresslab-core \
+    "${examples[@]}" --message-format=json |
+    python3 -c 'import json, sys
+for m in map(json.loads, sys.stdin):
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])')
+[[ -n ${exe[pglz_speed]:-} ]] || { echo "callgrind: the build failed" >&2; exit 1; }
 
 # Total instructions of one run, and the largest inclusive cost among functions whose name
 # matches $1 (0 when none ran or no pattern is given).

@@ -17,11 +17,19 @@
 //!
 //! `calls`: N calls of ours on SIZE-byte slices at every alignment offset 0..8 (for callgrind:
 //! run with N and 2N, the difference divided by N is the instruction count of one call).
+//!
+//! `cg PAYLOAD SIZE PASSES`: PASSES passes of ours over every SIZE-byte slice of a payload (the
+//! other examples' `cg`: a synthetic kind or a file's path; timed with `PASS_CLOCK` set), for
+//! `scripts/against_c.sh`, which runs PostgreSQL's own `pg_comp_crc32c_sse42` the same way.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use compresslab_core::checksum::crc32c;
+
+// Only the payloads and the pass loop are used here, not the other examples' command line.
+#[allow(dead_code)]
+mod synthetic;
 
 const SIZES: &[usize] = &[16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
 
@@ -29,6 +37,21 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let data = buffer(1 << 20);
     match args.first().map(String::as_str) {
+        Some("cg") => {
+            let [payload, size, passes] = &args[1..] else {
+                panic!("usage: crc_speed cg PAYLOAD SIZE PASSES");
+            };
+            let size: usize = size.parse().expect("size");
+            let data = synthetic::named(payload);
+            let f: fn(u32, &[u8]) -> u32 = black_box(crc32c);
+            synthetic::each_pass(passes.parse().expect("passes"), data.len(), || {
+                let mut acc = 0u32;
+                for slice in data.chunks(size) {
+                    acc ^= f(0, slice);
+                }
+                black_box(acc);
+            });
+        }
         Some("calls") => {
             let size: usize = args.get(1).map_or(16, |s| s.parse().expect("size"));
             let n: usize = args.get(2).map_or(1_000_000, |s| s.parse().expect("calls"));

@@ -9,7 +9,9 @@
 //!
 //! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
 //! over one synthetic payload cut into SLICE-byte slices, and nothing printed; the count of
-//! one pass is the difference between two runs with different PASSES, divided.
+//! one pass is the difference between two runs with different PASSES, divided. With
+//! `PASS_CLOCK` set it times the passes instead (`synthetic::each_pass`). PAYLOAD may be a
+//! file's path.
 
 mod synthetic;
 
@@ -94,11 +96,11 @@ fn passes(args: &[String]) {
     match op.as_str() {
         "compress" => {
             let mut buf = vec![0u8; compress_bound(slice)];
-            for _ in 0..passes {
+            synthetic::each_pass(passes, data.len(), || {
                 for src in data.chunks(slice) {
                     black_box(compress_to(black_box(src), &mut buf).expect("compress"));
                 }
-            }
+            });
         }
         "decompress" | "decompress_lz4_flex" => {
             // decompress_lz4_flex: the same blocks through lz4_flex's decoder (the
@@ -106,7 +108,8 @@ fn passes(args: &[String]) {
             let flex = op == "decompress_lz4_flex";
             let blocks = compress_all(&data, slice);
             let mut raw = vec![0u8; slice];
-            for _ in 0..passes {
+            let bytes = blocks.iter().map(|(len, _)| len).sum();
+            synthetic::each_pass(passes, bytes, || {
                 for (len, block) in &blocks {
                     let out = &mut raw[..*len];
                     if flex {
@@ -115,7 +118,7 @@ fn passes(args: &[String]) {
                         decompress_into(black_box(block), out).expect("decompress");
                     }
                 }
-            }
+            });
         }
         _ => panic!("operation: compress, decompress or decompress_lz4_flex"),
     }

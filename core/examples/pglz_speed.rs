@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p compresslab-core --example pglz_speed -- FILE SLICE [REPS] [fast]
 //! cargo run --release -p compresslab-core --example pglz_speed          # synthetic data
-//! target/release/examples/pglz_speed cg exact|fast|decompress pages|wal|text|KIND SLICE PASSES
+//! target/release/examples/pglz_speed cg exact|fast|decompress|dump pages|wal|text|KIND|FILE SLICE PASSES
 //! ```
 //!
 //! The output line has the same shape as the C harness used to measure
@@ -13,7 +13,9 @@
 //!
 //! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
 //! over one synthetic payload cut into SLICE-byte slices, and nothing printed; the count of
-//! one pass is the difference between two runs with different PASSES, divided.
+//! one pass is the difference between two runs with different PASSES, divided. With
+//! `PASS_CLOCK` set it times the passes instead (`synthetic::each_pass`). PAYLOAD may be a
+//! file's path.
 
 use std::time::Instant;
 
@@ -91,7 +93,7 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {
 /// `cg OPERATION PAYLOAD SLICE PASSES`: see the module header.
 fn passes(args: &[String]) {
     let [op, payload, slice, passes] = args else {
-        panic!("usage: pglz_speed cg exact|fast|decompress pages|wal|text|KIND SLICE PASSES");
+        panic!("usage: pglz_speed cg exact|fast|decompress|dump pages|wal|text|KIND|FILE SLICE PASSES");
     };
     let slice: usize = slice.parse().expect("slice size");
     let passes: usize = passes.parse().expect("passes");
@@ -101,7 +103,7 @@ fn passes(args: &[String]) {
     match op.as_str() {
         "exact" | "fast" => {
             let fast = op == "fast";
-            for _ in 0..passes {
+            synthetic::each_pass(passes, data.len(), || {
                 for src in data.chunks(slice) {
                     let src = black_box(src);
                     black_box(if fast {
@@ -110,7 +112,7 @@ fn passes(args: &[String]) {
                         compress_into(src, &mut out, &strategy)
                     });
                 }
-            }
+            });
         }
         "decompress" => {
             let blocks: Vec<(usize, Vec<u8>)> = data
@@ -118,12 +120,15 @@ fn passes(args: &[String]) {
                 .filter_map(|src| compress_into(src, &mut out, &strategy).map(|_| (src.len(), out.clone())))
                 .collect();
             let mut raw = vec![0u8; slice];
-            for _ in 0..passes {
+            let bytes = blocks.iter().map(|(len, _)| len).sum();
+            synthetic::each_pass(passes, bytes, || {
                 for (len, block) in &blocks {
                     black_box(decompress_into(black_box(block), &mut raw[..*len], true).expect("decompress"));
                 }
-            }
+            });
         }
-        _ => panic!("operation: exact, fast or decompress"),
+        // The payload's bytes, for a harness in another language (scripts/against_c.sh).
+        "dump" => std::io::Write::write_all(&mut std::io::stdout(), &data).expect("write the payload"),
+        _ => panic!("operation: exact, fast, decompress or dump"),
     }
 }

@@ -38,7 +38,12 @@ pub fn command() -> Command {
 /// The payload of the examples' `cg` mode: `pages`, `wal` or `text` (below), or 2 MB of a
 /// lab kind (`payload::synthetic`, seed 1), such as the repeated-pattern family `period1` ..
 /// `period64` and `runs` (issue 32).
+/// A name with a `/` is a file, read whole (`scripts/against_c.sh` hands the C harness and the
+/// examples the same bytes that way).
 pub fn named(name: &str) -> Vec<u8> {
+    if name.contains('/') {
+        return std::fs::read(name).expect("read the payload file");
+    }
     if let Some((_, data)) = synthetic().into_iter().find(|(n, _)| n == name) {
         return data;
     }
@@ -113,4 +118,24 @@ pub fn synthetic() -> Vec<(String, Vec<u8>)> {
     text.truncate(size);
 
     vec![("pages".to_string(), pages), ("wal".to_string(), wal), ("text".to_string(), text)]
+}
+
+/// Runs `pass` `passes` times: silently for instruction counts, or, with `PASS_CLOCK` set in
+/// the environment (`scripts/against_c.sh`), after one untimed warm-up pass, each pass timed by
+/// the thread's CPU clock, printing the best and the median nanoseconds per byte of `bytes`.
+pub fn each_pass(passes: usize, bytes: usize, mut pass: impl FnMut()) {
+    if std::env::var_os("PASS_CLOCK").is_none() {
+        (0..passes).for_each(|_| pass());
+        return;
+    }
+    pass();
+    let mut ns: Vec<f64> = (0..passes.max(1))
+        .map(|_| {
+            let t0 = compresslab_core::clock::thread_cpu_seconds();
+            pass();
+            (compresslab_core::clock::thread_cpu_seconds() - t0) * 1e9 / bytes as f64
+        })
+        .collect();
+    ns.sort_by(f64::total_cmp);
+    println!("{:.4} {:.4}", ns[0], ns[ns.len() / 2]);
 }

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# What bounds our codecs against PostgreSQL's own C, outside the server: for each operation and
+# payload, the time and the instructions of one pass, ours and the C's, per input byte, on the
+# same bytes. The report's goal table says how far apart the
+# two are in the server; this says where the time goes on both sides (issue 32's raised goals).
+#
+#   bash scripts/against_c.sh [FILTER]      every row, or those whose name contains FILTER
+#
+# The C side is a small program built here against the files the PostgreSQL 15 packages install:
+# `pglz_compress` / `pglz_decompress` from libpgcommon.a, `pg_comp_crc32c` from libpgport.a
+# (a pointer to `pg_comp_crc32c_sse42` on this CPU, called through it as the server does; ours is
+# called through a function pointer too), and the system's liblz4 (`LZ4_compress_default`, `LZ4_decompress_safe`, the one
+# the server links). Ours are the core's speed examples (`core/examples/{pglz,lz4,crc}_speed.rs`,
+# `cg` mode, release profile). Both run the same loop: one pass is every slice of the payload
+# compressed (or decompressed, or checksummed) once; the C compresses pglz's blocks itself, with
+# the same result, since ours writes its bytes.
+#
+# Columns (per input byte; a decompression row's bytes are the accepted slices' raw bytes):
+#   ns        CPU time of a pass (the thread's clock), best of 31 passes after a warm-up, in
+#             three alternating runs of each side, the best run; ours, the C's
+#   instr     instructions of a pass, under valgrind (cachegrind): 3 passes less 1, halved
+#   x         C / ours, of the time and of the instructions
+#   pace      instructions per ns, ours against the C's (frequency cancels out): the time ratio
+#             is the instruction ratio times this
+# Payloads: `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
+# report's catalog text from postgres.bki); `pages` and `wal` the speed examples' synthetic
+# stand-ins; `random` incompressible bytes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+filter=${1:-}
+command -v valgrind >/dev/null || { echo "against_c: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+libdir=$(pg_config --pkglibdir 2>/dev/null || true)
+[[ -f /usr/lib/postgresql/15/lib/libpgcommon.a ]] && libdir=/usr/lib/postgresql/15/lib
+for f in libpgcommon.a libpgport.a; do
+  [[ -f $libdir/$f ]] || { echo "against_c: $libdir/$f not found (postgresql-server-dev-15)" >&2; exit 2; }
+done
+lz4=$(ldconfig -p | awk '/liblz4\.so\.1 / { print $NF; exit }')
+[[ -n $lz4 ]] || { echo "against_c: liblz4.so.1 not found" >&2; exit 2; }
+
+work=target/against_c
+mkdir -p "$work"
+cat >"$work/pgc.c" <<'C'
+/* pgc OP PAYLOAD SLICE PASSES: OP is exact, decompress (pglz), lz4_compress, lz4_decompress or
+ * crc; PASSES passes over PAYLOAD's SLICE-byte slices, silently, or with PASS_CLOCK set, timed
+ * after a warm-up pass: best and median ns per byte (as synthetic::each_pass in the examples);
+ * with PASS_BYTES set, the bytes a pass counts (a decompression's: its accepted slices'). */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct { int32_t min_input_size, max_input_size, min_comp_rate, first_success_by, match_size_good, match_size_drop; } PGLZ_Strategy;
+extern const PGLZ_Strategy *const PGLZ_strategy_default;
+int32_t pglz_compress(const char *source, int32_t slen, char *dest, const PGLZ_Strategy *strategy);
+int32_t pglz_decompress(const char *source, int32_t slen, char *dest, int32_t rawsize, bool check_complete);
+/* Called as the server calls it: through the pointer its first call sets (to the SSE4.2 code here). */
+extern uint32_t (*pg_comp_crc32c)(uint32_t crc, const void *data, size_t len);
+int LZ4_compressBound(int inputSize);
+int LZ4_compress_default(const char *src, char *dst, int srcSize, int dstCapacity);
+int LZ4_decompress_safe(const char *src, char *dst, int compressedSize, int dstCapacity);
+
+static const char *op;
+static char *data, *out, *raw;
+static long size, slice, nslices;
+static char **blocks;
+static int *blen, *rlen;
+static volatile uint32_t sink;
+
+enum { EXACT, DECOMPRESS, LZ4_COMPRESS, LZ4_DECOMPRESS, CRC } kind;
+
+/* One loop per operation, chosen once: no test of the operation inside the loop. */
+static void pass(void) {
+    switch (kind) {
+    case EXACT:
+        for (long i = 0; i < nslices; i++) sink += pglz_compress(data + i * slice, rlen[i], out, PGLZ_strategy_default);
+        break;
+    case LZ4_COMPRESS:
+        for (long i = 0; i < nslices; i++) sink += LZ4_compress_default(data + i * slice, out, rlen[i], 2 * slice + 64);
+        break;
+    case CRC:
+        for (long i = 0; i < nslices; i++) sink ^= pg_comp_crc32c(0xFFFFFFFF, data + i * slice, rlen[i]) ^ 0xFFFFFFFF;
+        break;
+    case DECOMPRESS:
+        for (long i = 0; i < nslices; i++)
+            if (blen[i] >= 0) sink += pglz_decompress(blocks[i], blen[i], raw, rlen[i], true);
+        break;
+    case LZ4_DECOMPRESS:
+        for (long i = 0; i < nslices; i++)
+            if (blen[i] >= 0) sink += LZ4_decompress_safe(blocks[i], raw, blen[i], rlen[i]);
+        break;
+    }
+}
+
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) { fprintf(stderr, "usage: pgc OP PAYLOAD SLICE PASSES\n"); return 2; }
+    op = argv[1];
+    slice = atol(argv[3]);
+    long passes = atol(argv[4]);
+    FILE *f = fopen(argv[2], "rb");
+    if (!f) { perror(argv[2]); return 2; }
+    fseek(f, 0, SEEK_END); size = ftell(f); rewind(f);
+    data = malloc(size);
+    if (fread(data, 1, size, f) != (size_t) size) { perror("read"); return 2; }
+    fclose(f);
+    if (!strcmp(op, "exact")) kind = EXACT;
+    else if (!strcmp(op, "decompress")) kind = DECOMPRESS;
+    else if (!strcmp(op, "lz4_compress")) kind = LZ4_COMPRESS;
+    else if (!strcmp(op, "lz4_decompress")) kind = LZ4_DECOMPRESS;
+    else if (!strcmp(op, "crc")) kind = CRC;
+    else { fprintf(stderr, "pgc: no operation %s\n", op); return 2; }
+    nslices = (size + slice - 1) / slice;
+    out = malloc(2 * slice + 64);
+    raw = malloc(slice);
+    blocks = calloc(nslices, sizeof *blocks);
+    blen = calloc(nslices, sizeof *blen);
+    rlen = calloc(nslices, sizeof *rlen);
+    long bytes = size;
+    for (long i = 0; i < nslices; i++) rlen[i] = (int) (i == nslices - 1 ? size - i * slice : slice);
+    if (kind == DECOMPRESS || kind == LZ4_DECOMPRESS) {
+        bytes = 0;
+        for (long i = 0; i < nslices; i++) {
+            char *src = data + i * slice;
+            blen[i] = kind == DECOMPRESS ? pglz_compress(src, rlen[i], out, PGLZ_strategy_default)
+                                   : LZ4_compress_default(src, out, rlen[i], LZ4_compressBound(rlen[i]));
+            if (blen[i] < 0) continue;
+            blocks[i] = malloc(blen[i]);
+            memcpy(blocks[i], out, blen[i]);
+            bytes += rlen[i];
+        }
+    }
+    if (getenv("PASS_BYTES")) { printf("%ld\n", bytes); return 0; }
+    if (!getenv("PASS_CLOCK")) {
+        for (long p = 0; p < passes; p++) pass();
+        return 0;
+    }
+    pass();
+    double *ns = malloc((passes > 0 ? passes : 1) * sizeof *ns);
+    for (long p = 0; p < passes; p++) {
+        double t0 = cpu();
+        pass();
+        ns[p] = (cpu() - t0) * 1e9 / bytes;
+    }
+    qsort(ns, passes, sizeof *ns, cmp);
+    printf("%.4f %.4f\n", ns[0], ns[passes / 2]);
+    return 0;
+}
+C
+cc -O2 -o "$work/pgc" "$work/pgc.c" "$libdir/libpgcommon.a" "$libdir/libpgport.a" "$lz4"
+
+declare -A exe
+while read -r name path; do exe[$name]=$path; done < <(
+  CARGO_TARGET_DIR=target/against_c/cargo cargo build --quiet --release -p compresslab-core \
+    --example pglz_speed --example lz4_speed --example crc_speed --message-format=json |
+    python3 -c 'import json, sys
+for m in map(json.loads, sys.stdin):
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])')
+
+# Payload files both sides read.
+declare -A file
+file[text]=$(bash scripts/callgrind.sh payload text)
+for name in pages wal random; do
+  file[$name]=$work/$name
+  [[ -s ${file[$name]} ]] || "${exe[pglz_speed]}" cg dump "$name" 0 0 >"${file[$name]}"
+done
+
+# Instructions of one pass: 3 passes less 1, halved.
+counts() {
+  local one three
+  one=$(instructions "$@" 1)
+  three=$(instructions "$@" 3)
+  echo $(((three - one) / 2))
+}
+instructions() {
+  local out
+  out=$(mktemp /tmp/cachegrind.out.XXXXXX)
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" "$@" >/dev/null 2>&1
+  awk '/^summary:/ { print $2 }' "$out"
+  rm -f "$out"
+}
+# Best ns per byte of three alternating timed runs of each side: "ours c".
+clocks() {
+  local ours=$1 c=$2 o=1e9 k=1e9 r
+  for _ in 1 2 3; do
+    r=$(PASS_CLOCK=1 $ours 31 | awk '{ print $1 }'); o=$(awk -v a="$o" -v b="$r" 'BEGIN { print (b < a) ? b : a }')
+    r=$(PASS_CLOCK=1 $c 31 | awk '{ print $1 }'); k=$(awk -v a="$k" -v b="$r" 'BEGIN { print (b < a) ? b : a }')
+  done
+  echo "$o $k"
+}
+
+printf '| row | ns ours | ns C | x time | instr ours | instr C | x instr | pace |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+row() {
+  local name=$1 ours=$2 c=$3 payload=$4 slice=$5 bytes t_ours t_c i_ours i_c
+  [[ -z $filter || $name == *"$filter"* ]] || return 0
+  bytes=$(PASS_BYTES=1 $c "${file[$payload]}" "$slice" 0)
+  read -r t_ours t_c < <(clocks "$ours ${file[$payload]} $slice" "$c ${file[$payload]} $slice")
+  i_ours=$(counts $ours "${file[$payload]}" "$slice")
+  i_c=$(counts $c "${file[$payload]}" "$slice")
+  awk -v n="$name" -v to="$t_ours" -v tc="$t_c" -v io="$i_ours" -v ic="$i_c" -v b="$bytes" 'BEGIN {
+      printf "| %s | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+        n, to, tc, tc / to, io / b, ic / b, ic / io, (io / to) / (ic / tc) }'
+}
+
+pglz=${exe[pglz_speed]}
+for p in "text 2048" "text 8192" "pages 8192" "wal 2048"; do
+  read -r payload slice <<<"$p"
+  row "pglz exact, $payload $slice" "$pglz cg exact" "$work/pgc exact" "$payload" "$slice"
+  row "pglz_fast against the C's exact, $payload $slice" "$pglz cg fast" "$work/pgc exact" "$payload" "$slice"
+  row "pglz decompress, $payload $slice" "$pglz cg decompress" "$work/pgc decompress" "$payload" "$slice"
+done
+for payload in pages wal text; do
+  row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
+  row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
+done
+for size in 16 32 64 128 256 512 1024 8192; do
+  row "crc32c, random $size" "${exe[crc_speed]} cg" "$work/pgc crc" random "$size"
+done
