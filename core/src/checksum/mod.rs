@@ -35,17 +35,22 @@ pub fn crc32c(previous: u32, data: &[u8]) -> u32 {
         if let Some(crc) = x86::crc32c_short(previous, data) {
             return crc;
         }
-    } else if x86::available() {
+    } else if x86::seen() {
         // SAFETY: the CPU supports SSE4.2 and PCLMULQDQ, checked just above.
         return unsafe { x86::crc32c(previous, data) };
     }
-    crc32c_portable(previous, data)
+    crc32c_cold(previous, data)
 }
 
-/// The `crc32c` crate, out of line so that the fast path's caller saves no registers for it.
+/// The first call, which detects the CPU's features, and CPUs without SSE4.2 (the `crc32c`
+/// crate): out of line, so that the fast path's caller saves no registers for it.
 #[cold]
 #[inline(never)]
-fn crc32c_portable(previous: u32, data: &[u8]) -> u32 {
+fn crc32c_cold(previous: u32, data: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        return crc32c(previous, data);
+    }
     crc32c::crc32c_append(previous, data)
 }
 
