@@ -199,7 +199,7 @@ SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps
 \qecho
 \qecho '### The speed goals on PostgreSQL' :server_version ', each beside its figure'
 \qecho
-\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; repeated patterns and runs are `bench_synthetic`''s kinds period1 to period64 and runs (1 MB, seed 1, 8 KB slices); LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks.'
+\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; repeated patterns and runs are `bench_synthetic`''s kinds period1 to period64 and runs (1 MB, seed 1, 8 KB slices); LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks. `raised_x`: the raised goals of issue 32 where it raised one (what bounds them: `bash scripts/against_c.sh`, BENCHMARKS.md).'
 \qecho
 CREATE TEMP TABLE toast_sized AS
 SELECT 'catalog text, ' || s / 1024 || ' KB values' AS payload, b.*
@@ -232,41 +232,43 @@ WITH pairs AS (
   SELECT o.slice_size, o.mbps / c.mbps AS x
     FROM crc_goal o JOIN crc_goal c ON c.slice_size = o.slice_size AND c.implementation = 'server_crc32c'
    WHERE o.implementation = 'crc32c'
-), goals(goal, target, figure, payloads) AS (
-  SELECT 'byte-identical pglz compression', 2.0, min(cx), string_agg(format('%s %s', payload, round(cx::numeric, 2)), '; ')
+), goals(goal, target, raised, figure, payloads) AS (
+  SELECT 'byte-identical pglz compression', 2.0, 2.5, min(cx), string_agg(format('%s %s', payload, round(cx::numeric, 2)), '; ')
     FROM pairs WHERE method = 'pglz' AND payload NOT LIKE '% KB values'
   UNION ALL
-  SELECT 'pglz_fast compression (size within 1%)', 3.0, CASE WHEN max(size_diff) <= 0.01 THEN min(cx) ELSE 0 END,
+  SELECT 'pglz_fast compression (size within 1%)', 3.0, 4.0, CASE WHEN max(size_diff) <= 0.01 THEN min(cx) ELSE 0 END,
          string_agg(format('%s %s (size %s%%)', payload, round(cx::numeric, 2), round(100 * size_diff::numeric, 2)), '; ')
     FROM pairs WHERE method = 'pglz_fast'
   UNION ALL
-  SELECT 'pglz decompression', 1.8, min(dx), string_agg(format('%s %s', payload, round(dx::numeric, 2)), '; ')
+  SELECT 'pglz decompression', 1.8, 3.0, min(dx), string_agg(format('%s %s', payload, round(dx::numeric, 2)), '; ')
     FROM pairs WHERE method = 'pglz' AND payload NOT LIKE '% KB values'
   UNION ALL
-  SELECT 'pglz on TOAST-sized values (compression, decompression)', 2.0, least(min(cx), min(dx)),
+  SELECT 'pglz on TOAST-sized values (compression, decompression)', 2.0, NULL, least(min(cx), min(dx)),
          string_agg(format('%s %s / %s', payload, round(cx::numeric, 2), round(dx::numeric, 2)), '; ')
     FROM pairs WHERE method = 'pglz' AND payload LIKE '% KB values'
   UNION ALL
-  SELECT 'CRC-32C at every size 16 B - 8 KB', 1.0, min(x), string_agg(format('%s B %s', slice_size, round(x::numeric, 2)), '; ' ORDER BY slice_size)
+  SELECT 'CRC-32C at every size 16 B - 8 KB', 1.0, 1.2, min(x), string_agg(format('%s B %s', slice_size, round(x::numeric, 2)), '; ' ORDER BY slice_size)
     FROM crc
   UNION ALL
-  SELECT 'CRC-32C >= 1 KB', 2.5, min(x), string_agg(format('%s B %s', slice_size, round(x::numeric, 2)), '; ' ORDER BY slice_size)
+  SELECT 'CRC-32C >= 1 KB', 2.5, NULL, min(x), string_agg(format('%s B %s', slice_size, round(x::numeric, 2)), '; ' ORDER BY slice_size)
     FROM crc WHERE slice_size >= 1024
   UNION ALL
-  SELECT 'LZ4 (our encoder and decoder) vs liblz4, compression and decompression', 0.95, least(min(cx), min(dx)),
+  SELECT 'LZ4 (our encoder and decoder) vs liblz4, compression and decompression', 0.95, 1.0, least(min(cx), min(dx)),
          string_agg(format('%s %s / %s', payload, round(cx::numeric, 2), round(dx::numeric, 2)), '; ')
     FROM lz4
   UNION ALL
-  SELECT 'pglz decompression on repeated patterns (periods 1-64, 1 MB in 8 KB slices) and runs', 1.0, min(dx),
+  SELECT 'pglz decompression on repeated patterns (periods 1-64, 1 MB in 8 KB slices) and runs', 1.0, NULL, min(dx),
          string_agg(format('%s %s', payload, round(dx::numeric, 2)), '; ')
     FROM rep WHERE method = 'pglz'
   UNION ALL
-  SELECT 'LZ4 decompression vs liblz4 on repeated patterns (periods 1-64, 1 MB in 8 KB slices) and runs', 1.0, min(dx),
+  SELECT 'LZ4 decompression vs liblz4 on repeated patterns (periods 1-64, 1 MB in 8 KB slices) and runs', 1.0, NULL, min(dx),
          string_agg(format('%s %s', payload, round(dx::numeric, 2)), '; ')
     FROM rep WHERE method = 'lz4'
 )
 SELECT goal, '>= ' || target AS goal_x, round(figure::numeric, 2) AS figure_x,
-       CASE WHEN figure >= target THEN 'held' ELSE 'short' END AS status, payloads
+       CASE WHEN figure >= target THEN 'held' ELSE 'short' END AS status,
+       '>= ' || raised AS raised_x, CASE WHEN figure >= raised THEN 'held' WHEN raised IS NOT NULL THEN 'short' END AS raised_status,
+       payloads
   FROM goals;
 \qecho '```'
 
