@@ -34,7 +34,7 @@ libdir=$(pg_config --pkglibdir 2>/dev/null || true)
 for f in libpgcommon.a libpgport.a; do
   [[ -f $libdir/$f ]] || { echo "against_c: $libdir/$f not found (postgresql-server-dev-15)" >&2; exit 2; }
 done
-lz4=$(ldconfig -p | awk '/liblz4\.so\.1 / { print $NF; exit }')
+lz4=$(ldconfig -p | awk '/liblz4\.so\.1 / && !found { print $NF; found = 1 }')
 [[ -n $lz4 ]] || { echo "against_c: liblz4.so.1 not found" >&2; exit 2; }
 
 work=target/against_c
