@@ -173,7 +173,7 @@ for m in map(json.loads, sys.stdin):
 # Payload files both sides read.
 declare -A file
 file[text]=$(bash scripts/callgrind.sh payload text)
-for name in pages wal random; do
+for name in pages wal random period1 period8 period32 runs; do
   file[$name]=$work/$name
   [[ -s ${file[$name]} ]] || "${exe[pglz_speed]}" cg dump "$name" 0 0 >"${file[$name]}"
 done
@@ -225,6 +225,11 @@ for p in "text 2048" "text 8192" "pages 8192" "wal 2048"; do
 done
 for payload in pages wal text; do
   row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
+  row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
+done
+# Repeated patterns and runs (issue 32's shapes, 2 MB, seed 1, 8 KB slices as the report's).
+for payload in period1 period8 period32 runs; do
+  row "pglz decompress, $payload 8192" "$pglz cg decompress" "$work/pgc decompress" "$payload" 8192
   row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
 done
 for size in 16 32 64 128 256 512 1024 8192; do

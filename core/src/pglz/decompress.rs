@@ -378,8 +378,13 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         // s + 16 <= d + 8, stores below d + max(len + 31, 32).
         let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(s as *const [u8; 16])), off);
         store_pattern16(d, v, step, len);
+    } else if off == 1 {
+        // A run of one byte (zero fill, blank padding): its byte in all 16 lanes, stored every
+        // 16 bytes; no pattern to build, no stride to look up. Stores reach below op +
+        // max(len + 31, 32).
+        store_pattern16(d, [*s; 16], 16, len);
     } else {
-        // Offsets 1..=7: the output repeats the `off` bytes before op. Build eight
+        // Offsets 2..=7: the output repeats the `off` bytes before op. Build eight
         // bytes of that repetition (byte k = out[op - off + k % off]) and store
         // them every `step` bytes, a multiple of the period. Stores reach at most
         // op + max(len + 7, 32).
