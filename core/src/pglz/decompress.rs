@@ -239,7 +239,7 @@ fn decode(src: &[u8], out: &mut [u8], every: usize, tick: &mut dyn FnMut()) -> R
                         let tag_at = unsafe { tag.offset_from(src_ptr) } as usize;
                         return Err(bad_offset(off, tag_at, op));
                     }
-                    if len + FAST_SLACK > raw - op {
+                    if op + len > op_last {
                         // Too close to the end for chunked copies: leave this tag (its
                         // control bit still unused) to the checked loop.
                         sp = tag;
