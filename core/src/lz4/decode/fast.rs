@@ -287,20 +287,34 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
             repeat_tail(op, offset, len);
         }
     } else {
-        // Offsets 1..15: 16 bytes of the repetition built in a register from one load of the
-        // bytes at m (pattern16), stored every multiple of the period; no store waits on
-        // another (8-byte stores read back as 16 bytes cannot be forwarded, issue 32). A run
-        // of one byte, the commonest (zero fill, padding), is its byte in every lane at a
-        // stride of 16 known to the compiler: `runs` decoded 2.2 times as fast (BENCHMARKS.md).
-        // SAFETY: m..m + 16 ends at op + 15, inside dst; the stores reach below op +
-        // max(len + 31, 32) = op + len + 31, inside the len + 32 bytes left.
-        unsafe {
-            if offset == 1 {
-                store_pattern16(op, [*m; 16], 16, len);
-            } else {
-                let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(m as *const [u8; 16])), offset);
-                store_pattern16(op, v, step, len);
-            }
+        // SAFETY: the caller's contract, as for the offsets above.
+        unsafe { copy_short_offset_match(m, op, offset, len) };
+    }
+}
+
+/// A match of 19 bytes or more at `op` with an offset of 1..15 (its source at `m`): 16 bytes of
+/// the repetition built in a register from one load of the bytes at m (pattern16), stored
+/// every multiple of the period; no store waits on another (8-byte stores read back as 16
+/// bytes cannot be forwarded, issue 32). A run of one byte, the commonest (zero fill,
+/// padding), is its byte in every lane at a stride of 16 known to the compiler: `runs` decoded
+/// 2.2 times as fast (BENCHMARKS.md). Out of line: rare in most data, and inlined into the
+/// fast loop it took LZ4 decompression of page images from 0.99 to 0.92-0.93 of liblz4 in the
+/// report (BENCHMARKS.md, "LZ4 decoder: runs of one byte").
+///
+/// # Safety
+///
+/// `m = op - offset` with `1 <= offset <= 15`, inside the output with everything up to op
+/// final, and at least `len + 32` bytes of the output left at `op`.
+#[inline(never)]
+unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
+    // SAFETY: m..m + 16 ends at op + 15, inside dst; the stores reach below op +
+    // max(len + 31, 32) = op + len + 31, inside the len + 32 bytes left.
+    unsafe {
+        if offset == 1 {
+            store_pattern16(op, [*m; 16], 16, len);
+        } else {
+            let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(m as *const [u8; 16])), offset);
+            store_pattern16(op, v, step, len);
         }
     }
 }
