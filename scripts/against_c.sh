@@ -24,7 +24,8 @@
 #             is the instruction ratio times this
 # Payloads: `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
 # report's catalog text from postgres.bki); `pages` and `wal` the speed examples' synthetic
-# stand-ins; `random` incompressible bytes.
+# stand-ins; `random` incompressible bytes; `period1`, `period8`, `period32` and `runs` the lab's
+# repeated-pattern kinds of those names (2 MB, seed 1), whose matches overlap themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filter=${1:-}
