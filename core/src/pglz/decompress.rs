@@ -380,7 +380,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         store_pattern16(d, v, step, len);
     } else if off == 1 {
         // A run of one byte (zero fill, blank padding): its byte in all 16 lanes, stored every
-        // 16 bytes; no pattern to build, no stride to look up. Stores reach below op +
+        // 16 bytes; no pattern to build, no stride to look up. Stores reach below d +
         // max(len + 31, 32).
         store_pattern16(d, [*s; 16], 16, len);
     } else {
