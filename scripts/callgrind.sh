@@ -37,8 +37,9 @@
 #   FILE    any other argument is read as a file
 #
 # crc: core/examples/crc_speed.rs `calls SIZE N` with N = 20000 and 40000 (every alignment 0..7);
-# the difference over N is one call. valgrind does not emulate AVX-512: from 256 bytes this counts
-# the three-stream path, not the 64-byte folds a CPU with VPCLMULQDQ runs.
+# the difference over N is one call. valgrind does not emulate AVX-512: from 144 bytes this counts
+# the path of a CPU without it (one stream, three from 512 bytes), not the 64-byte folds a CPU
+# with VPCLMULQDQ runs.
 #
 # -r REV builds REV (any commit, tag or branch) instead of the work tree: its files, taken with
 # git archive into target/callgrind/src/COMMIT, are built in target/callgrind/rev, where the

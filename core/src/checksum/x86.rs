@@ -38,8 +38,13 @@ pub(crate) const N_MAX: usize = 512;
 const POLY: u32 = 0x82F6_3B78;
 
 /// Inputs of at least this many bytes are folded with 512-bit carry-less multiplies when the
-/// CPU has AVX-512 and VPCLMULQDQ.
-pub(crate) const FOLD_MIN: usize = 256;
+/// CPU has AVX-512 and VPCLMULQDQ. Folding two vectors and reducing the last costs about what
+/// 16 `crc32` instructions do: with this at 128, 128-byte inputs measured 0.98-1.16 times
+/// PostgreSQL 15's loop against one stream's 1.04-1.06, so they stay on one stream. From 144
+/// the fold gains, most at 192-255 bytes (one stream → folded, three runs of `cargo run
+/// --release -p compresslab-core --example crc_speed -- wall 128 144 152 160 176 192`:
+/// 144-176 bytes 1.06-1.12 → 1.08-1.53, 192 bytes 0.98-1.02 → 1.22-1.72).
+pub(crate) const FOLD_MIN: usize = 144;
 
 /// 0: not yet detected; otherwise `DETECTED` plus `SSE42` and `AVX512` for what is present.
 static FEATURES: AtomicU8 = AtomicU8::new(0);
