@@ -230,7 +230,10 @@ for payload in pages wal text; do
 done
 # Repeated patterns and runs (issue 32's shapes, 2 MB, seed 1, 8 KB slices as the report's).
 for payload in period1 period8 period32 runs; do
+  row "pglz exact, $payload 8192" "$pglz cg exact" "$work/pgc exact" "$payload" 8192
+  row "pglz_fast against the C's exact, $payload 8192" "$pglz cg fast" "$work/pgc exact" "$payload" 8192
   row "pglz decompress, $payload 8192" "$pglz cg decompress" "$work/pgc decompress" "$payload" 8192
+  row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
   row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
 done
 for size in 16 32 64 128 256 512 1024 8192; do

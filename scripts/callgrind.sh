@@ -14,7 +14,8 @@
 #
 # Synthetic rows: one pass of one operation over one synthetic 2 MB payload (pages, wal, text;
 # core/examples/synthetic; and for decompression in 8 KB slices the repeated-pattern family,
-# period1 .. period64 and runs, the lab's synthetic kinds of those names) cut into slices: callgrind's total for 3 passes minus its total for 1,
+# period1 .. period64 and runs, the lab's synthetic kinds of those names; LZ4 compression of
+# them too) cut into slices: callgrind's total for 3 passes minus its total for 1,
 # halved, so the data generation and start-up cancel out. Operations: pglz exact and fast
 # compression and pglz decompression (core/examples/pglz_speed.rs `cg`), LZ4 block compression
 # and decompression (core/examples/lz4_speed.rs). Output: a TSV row per count (name,
@@ -185,6 +186,7 @@ synthetic_rows() {
     for payload in period1 period2 period4 period8 period16 period32 period64 runs; do
       row "pglz decompress $payload 8192" "$filter" "${exe[pglz_speed]}" cg decompress "$payload" 8192
       row "lz4 decompress $payload 8192" "$filter" "${exe[lz4_speed]}" cg decompress "$payload" 8192
+      row "lz4 compress $payload 8192" "$filter" "${exe[lz4_speed]}" cg compress "$payload" 8192
       if "${exe[lz4_speed]}" cg decompress_lz4_flex runs 8192 0 2>/dev/null; then
         row "lz4_flex decompress $payload 8192" "$filter" "${exe[lz4_speed]}" cg decompress_lz4_flex "$payload" 8192
       fi
