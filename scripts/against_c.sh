@@ -5,6 +5,12 @@
 # two are in the server; this says where the time goes on both sides (issue 32's raised goals).
 #
 #   bash scripts/against_c.sh [FILTER]      every row, or those whose name contains FILTER
+#   bash scripts/against_c.sh --branches [FILTER]
+#                                           instead of the clock, conditional branches and
+#                                           their mispredictions per input byte, both sides,
+#                                           from valgrind's branch simulator (cachegrind
+#                                           --branch-sim=yes: a table of 2-bit counters, no
+#                                           history, so a model of a CPU's predictor, not it)
 #
 # The C side is a small program built here against the files the PostgreSQL 15 packages install:
 # `pglz_compress` / `pglz_decompress` from libpgcommon.a, `pg_comp_crc32c` from libpgport.a
@@ -28,6 +34,11 @@
 # repeated-pattern kinds of those names (2 MB, seed 1), whose matches overlap themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+branches=
+if [[ ${1:-} == --branches ]]; then
+  branches=1
+  shift
+fi
 filter=${1:-}
 command -v valgrind >/dev/null || { echo "against_c: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 libdir=$(pg_config --pkglibdir 2>/dev/null || true)
@@ -203,12 +214,41 @@ clocks() {
   echo "$o $k"
 }
 
-printf '| row | ns ours | ns C | x time | instr ours | instr C | x instr | pace |\n'
-printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+# Conditional branches and simulated mispredictions of one pass (3 passes less 1, halved): "Bc Bcm".
+branch_counts() {
+  local one three
+  read -r -a one < <(branch_sim "$@" 1)
+  read -r -a three < <(branch_sim "$@" 3)
+  echo $(((three[0] - one[0]) / 2)) $(((three[1] - one[1]) / 2))
+}
+branch_sim() {
+  local out
+  out=$(mktemp /tmp/cachegrind.out.XXXXXX)
+  valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes --cachegrind-out-file="$out" "$@" >/dev/null 2>&1
+  awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["Bc"], $col["Bcm"] }' "$out"
+  rm -f "$out"
+}
+
+if [[ -n $branches ]]; then
+  printf '| row | branches ours | branches C | mispredicted ours | mispredicted C | x mispredicted |\n'
+  printf '|---|---:|---:|---:|---:|---:|\n'
+else
+  printf '| row | ns ours | ns C | x time | instr ours | instr C | x instr | pace |\n'
+  printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+fi
 row() {
   local name=$1 ours=$2 c=$3 payload=$4 slice=$5 bytes t_ours t_c i_ours i_c
   [[ -z $filter || $name == *"$filter"* ]] || return 0
   bytes=$(PASS_BYTES=1 $c "${file[$payload]}" "$slice" 0)
+  if [[ -n $branches ]]; then
+    local b_ours b_c
+    read -r -a b_ours < <(branch_counts $ours "${file[$payload]}" "$slice")
+    read -r -a b_c < <(branch_counts $c "${file[$payload]}" "$slice")
+    awk -v n="$name" -v bo="${b_ours[0]}" -v mo="${b_ours[1]}" -v bc="${b_c[0]}" -v mc="${b_c[1]}" -v b="$bytes" 'BEGIN {
+        x = mo > 0 ? sprintf("%.2f", mc / mo) : "-"
+        printf "| %s | %.3f | %.3f | %.4f | %.4f | %s |\n", n, bo / b, bc / b, mo / b, mc / b, x }'
+    return 0
+  fi
   read -r t_ours t_c < <(clocks "$ours ${file[$payload]} $slice" "$c ${file[$payload]} $slice")
   i_ours=$(counts $ours "${file[$payload]}" "$slice")
   i_c=$(counts $c "${file[$payload]}" "$slice")
