@@ -142,22 +142,6 @@ impl Block16 {
         Block16(repr)
     }
 
-    /// Whether all sixteen bytes are equal: [`Block16::common_prefix`] is 16, tested without
-    /// counting (for loops that count only once, at their end).
-    #[inline(always)]
-    pub fn equals(self, other: Block16) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8};
-            // SAFETY: SSE2 is part of every x86-64 target (the intrinsics only ask for it).
-            unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(self.0, other.0)) == 0xffff }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            self.0 == other.0
-        }
-    }
-
     /// How many leading bytes `self` and `other` have equal: 0..=16.
     #[inline(always)]
     pub fn common_prefix(self, other: Block16) -> usize {
@@ -247,8 +231,8 @@ mod tests {
         assert_eq!(load_u64(&[1, 0, 0, 0, 0, 0, 0, 0, 9], 0), 1);
     }
 
-    /// [`Block16::common_prefix`] and [`Block16::equals`] (SSE2 on x86-64) and the portable
-    /// compare against byte by byte, for a first difference at every byte and none.
+    /// [`Block16::common_prefix`] (SSE2 on x86-64) and the portable compare
+    /// against byte by byte, for a first difference at every byte and none.
     #[test]
     fn block16_counts_the_equal_leading_bytes() {
         let a: Vec<u8> = (0..48u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
@@ -265,7 +249,6 @@ mod tests {
                 let want = diff_at;
                 assert_eq!(x.common_prefix(y), want, "difference at {diff_at}, flip {flip:#x}");
                 assert_eq!(y.common_prefix(x), want);
-                assert_eq!(x.equals(y), want == 16);
                 let word = |buf: &[u8]| u128::from_le_bytes(buf[8..24].try_into().unwrap());
                 assert_eq!(common_prefix_of_words(word(&a), word(&b)), want);
             }

@@ -45,7 +45,7 @@
 //!     caller checks for interrupts.
 //! ```
 
-use crate::bytes::{load_u32_unchecked, load_u64_unchecked, Block16};
+use crate::bytes::{load_u32_unchecked, load_u64_unchecked};
 use crate::wild_copy::chunk_copy;
 
 /// Shortest match of the format.
@@ -238,29 +238,6 @@ impl Out<'_> {
 fn count(src: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
     debug_assert!(b < a && a <= limit && limit <= src.len());
     let start = a;
-    // Most matches end within a word; past it, sixteen bytes a step (one SSE2 compare): zero
-    // fill and repeats make matches of hundreds of bytes, whose count was most of their
-    // encoding.
-    if a + 8 <= limit {
-        // SAFETY: b < a and a + 8 <= limit <= src.len().
-        let diff = unsafe { load_u64_unchecked(src, a) ^ load_u64_unchecked(src, b) };
-        if diff != 0 {
-            return (diff.trailing_zeros() / 8) as usize;
-        }
-        a += 8;
-        b += 8;
-    }
-    let last16 = limit.saturating_sub(16);
-    while a <= last16 {
-        // SAFETY: b < a and a + 16 <= limit <= src.len() (a >= 1, so a <= last16 means
-        // limit >= 16 and a <= limit - 16).
-        let (x, y) = unsafe { (Block16::load(src, a), Block16::load(src, b)) };
-        if !x.equals(y) {
-            return a - start + x.common_prefix(y);
-        }
-        a += 16;
-        b += 16;
-    }
     while a + 8 <= limit {
         // SAFETY: b < a and a + 8 <= limit <= src.len().
         let diff = unsafe { load_u64_unchecked(src, a) ^ load_u64_unchecked(src, b) };
@@ -367,30 +344,6 @@ fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `count` (a word, then sixteen bytes a step, then words and bytes) against a byte by
-    /// byte count, for a first difference at every offset of its steps and for none before
-    /// the limit.
-    #[test]
-    fn count_equals_a_byte_by_byte_count() {
-        let periodic: Vec<u8> = (0..200u32).map(|i| (i % 7) as u8).collect();
-        for b in [0usize, 3] {
-            let a = b + 14;
-            for diff_at in (0..60).map(Some).chain([None]) {
-                let mut src = periodic.clone();
-                if let Some(d) = diff_at {
-                    src[a + d] ^= 0x80;
-                }
-                for limit in a..a + 70 {
-                    let mut want = 0;
-                    while a + want < limit && src[a + want] == src[b + want] {
-                        want += 1;
-                    }
-                    assert_eq!(count(&src, a, b, limit), want, "b {b} difference {diff_at:?} limit {limit}");
-                }
-            }
-        }
-    }
 
     fn roundtrip(data: &[u8]) -> Vec<u8> {
         let mut block = vec![0u8; compress_bound(data.len())];
