@@ -190,18 +190,24 @@ for name in pages wal random period1 period8 period32 runs; do
   [[ -s ${file[$name]} ]] || "${exe[pglz_speed]}" cg dump "$name" 0 0 >"${file[$name]}"
 done
 
-# Instructions of one pass: 3 passes less 1, halved.
-counts() {
-  local one three
-  one=$(instructions "$@" 1)
-  three=$(instructions "$@" 3)
-  echo $(((three - one) / 2))
+# Cachegrind's totals of the EVENTS named (Ir; Bc and Bcm with the branch simulator) for one
+# pass: 3 passes less 1, halved. pass_events "EVENTS" COMMAND ARGS...
+pass_events() {
+  local events=$1 one three i per_pass=()
+  shift
+  read -r -a one < <(cachegrind_events "$events" "$@" 1)
+  read -r -a three < <(cachegrind_events "$events" "$@" 3)
+  for i in "${!one[@]}"; do per_pass+=($(((three[i] - one[i]) / 2))); done
+  echo "${per_pass[*]}"
 }
-instructions() {
-  local out
+cachegrind_events() {
+  local events=$1 out sim=()
+  shift
+  [[ $events == *B* ]] && sim=(--branch-sim=yes)
   out=$(mktemp /tmp/cachegrind.out.XXXXXX)
-  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" "$@" >/dev/null 2>&1
-  awk '/^summary:/ { print $2 }' "$out"
+  valgrind --tool=cachegrind --cache-sim=no "${sim[@]}" --cachegrind-out-file="$out" "$@" >/dev/null 2>&1
+  awk -v events="$events" '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+    /^summary:/ { n = split(events, e, " "); for (k = 1; k <= n; k++) printf "%s%s", (k > 1 ? " " : ""), $col[e[k]]; print "" }' "$out"
   rm -f "$out"
 }
 # Best ns per byte of three alternating timed runs of each side: "ours c".
@@ -212,21 +218,6 @@ clocks() {
     r=$(PASS_CLOCK=1 $c 31 | awk '{ print $1 }'); k=$(awk -v a="$k" -v b="$r" 'BEGIN { print (b < a) ? b : a }')
   done
   echo "$o $k"
-}
-
-# Conditional branches and simulated mispredictions of one pass (3 passes less 1, halved): "Bc Bcm".
-branch_counts() {
-  local one three
-  read -r -a one < <(branch_sim "$@" 1)
-  read -r -a three < <(branch_sim "$@" 3)
-  echo $(((three[0] - one[0]) / 2)) $(((three[1] - one[1]) / 2))
-}
-branch_sim() {
-  local out
-  out=$(mktemp /tmp/cachegrind.out.XXXXXX)
-  valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes --cachegrind-out-file="$out" "$@" >/dev/null 2>&1
-  awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i } /^summary:/ { print $col["Bc"], $col["Bcm"] }' "$out"
-  rm -f "$out"
 }
 
 if [[ -n $branches ]]; then
@@ -242,16 +233,16 @@ row() {
   bytes=$(PASS_BYTES=1 $c "${file[$payload]}" "$slice" 0)
   if [[ -n $branches ]]; then
     local b_ours b_c
-    read -r -a b_ours < <(branch_counts $ours "${file[$payload]}" "$slice")
-    read -r -a b_c < <(branch_counts $c "${file[$payload]}" "$slice")
+    read -r -a b_ours < <(pass_events "Bc Bcm" $ours "${file[$payload]}" "$slice")
+    read -r -a b_c < <(pass_events "Bc Bcm" $c "${file[$payload]}" "$slice")
     awk -v n="$name" -v bo="${b_ours[0]}" -v mo="${b_ours[1]}" -v bc="${b_c[0]}" -v mc="${b_c[1]}" -v b="$bytes" 'BEGIN {
         x = mo > 0 ? sprintf("%.2f", mc / mo) : "-"
         printf "| %s | %.3f | %.3f | %.4f | %.4f | %s |\n", n, bo / b, bc / b, mo / b, mc / b, x }'
     return 0
   fi
   read -r t_ours t_c < <(clocks "$ours ${file[$payload]} $slice" "$c ${file[$payload]} $slice")
-  i_ours=$(counts $ours "${file[$payload]}" "$slice")
-  i_c=$(counts $c "${file[$payload]}" "$slice")
+  i_ours=$(pass_events Ir $ours "${file[$payload]}" "$slice")
+  i_c=$(pass_events Ir $c "${file[$payload]}" "$slice")
   awk -v n="$name" -v to="$t_ours" -v tc="$t_c" -v io="$i_ours" -v ic="$i_c" -v b="$bytes" 'BEGIN {
       printf "| %s | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
         n, to, tc, tc / to, io / b, ic / b, ic / io, (io / to) / (ic / tc) }'
