@@ -41,6 +41,24 @@
 //!     Lengths of 15 or more are written as in the format: 15 in the
 //!     token's nibble, then bytes of 255 and a last byte under 255.
 //!
+//!     Room for the output
+//!     --------------------
+//!
+//!     Given at least compress_bound(len) bytes, the encoder writes without
+//!     a test, as liblz4 does then: the block always fits. A match of n
+//!     bytes (n >= 4) costs its token, 2 offset bytes and, from n = 19 on,
+//!     1 + (n - 19) / 255 length bytes: at most n - 1 bytes. The literals
+//!     before it cost themselves and, from 15 on, 1 + (lit - 15) / 255
+//!     length bytes: at most lit + lit / 255 + 1, the 1 paid by the match's
+//!     saving. The last literals add their token and length bytes: the
+//!     block is at most len + len / 255 + 2 bytes. The 16-byte chunks of a
+//!     literal run copied before a match store at most 15 bytes past it,
+//!     and at least 8 follow it in the block (the offset, the last token,
+//!     5 last literals): every store ends below len + len / 255 + 9, inside
+//!     compress_bound. The last literals are copied exactly. Given less,
+//!     every sequence's parts are tested before they are written, and a
+//!     block that does not fit is refused.
+//!
 //!     Long inputs call `tick` about every TICK_BYTES of input, where the
 //!     caller checks for interrupts.
 //! ```
@@ -152,81 +170,155 @@ pub fn compress_to_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -
     if src.len() > MAX_INPUT {
         return None;
     }
-    let mut out = Out { dst, op: 0 };
-    if src.len() < LIMIT_64K {
-        compress_with::<Small>(src, &mut out, tick)?;
-    } else {
-        compress_with::<Large>(src, &mut out, tick)?;
+    let roomy = dst.len() >= compress_bound(src.len());
+    match (src.len() < LIMIT_64K, roomy) {
+        (true, true) => compress_with::<Small, false>(src, Out::new(dst), tick),
+        (true, false) => compress_with::<Small, true>(src, Out::new(dst), tick),
+        (false, true) => compress_with::<Large, false>(src, Out::new(dst), tick),
+        (false, false) => compress_with::<Large, true>(src, Out::new(dst), tick),
     }
-    Some(out.op)
 }
 
-/// The output cursor; every write checks its room, and a block that does not fit ends the
-/// encoding with `None`.
-struct Out<'a> {
-    dst: &'a mut [u8],
-    op: usize,
+/// The output cursor, a pointer into `dst` as liblz4's `op` (an index beside the slice's base
+/// would hold one more register in the search loop). `LIMITED`: `dst` may be shorter than
+/// `compress_bound`, and each write of a sequence's parts first tests that all its bytes fit
+/// (one test, as liblz4's limited-output mode does); a block that does not fit ends the
+/// encoding with `None`. Otherwise every write fits (the header comment's bound).
+/// `start <= at <= end` always.
+struct Out<'a, const LIMITED: bool> {
+    start: *mut u8,
+    at: *mut u8,
+    end: *mut u8,
+    _dst: std::marker::PhantomData<&'a mut [u8]>,
 }
 
-impl Out<'_> {
-    #[inline(always)]
-    fn byte(&mut self, b: u8) -> Option<()> {
-        *self.dst.get_mut(self.op)? = b;
-        self.op += 1;
-        Some(())
+impl<'a, const LIMITED: bool> Out<'a, LIMITED> {
+    fn new(dst: &'a mut [u8]) -> Self {
+        let range = dst.as_mut_ptr_range();
+        Out { start: range.start, at: range.start, end: range.end, _dst: std::marker::PhantomData }
     }
-    #[inline(always)]
-    fn bytes(&mut self, b: &[u8]) -> Option<()> {
-        self.dst.get_mut(self.op..self.op + b.len())?.copy_from_slice(b);
-        self.op += b.len();
-        Some(())
+    /// How many bytes are written.
+    fn len(&self) -> usize {
+        self.at as usize - self.start as usize
     }
-    /// The bytes after a nibble of 15 for a length `n` (already reduced by 15).
+    /// Whether `n` more bytes fit: always, unless `LIMITED`.
     #[inline(always)]
-    fn length(&mut self, mut n: usize) -> Option<()> {
+    fn fits(&self, n: usize) -> bool {
+        let room = self.end as usize - self.at as usize;
+        debug_assert!(LIMITED || n <= room);
+        !LIMITED || n <= room
+    }
+    /// # Safety
+    ///
+    /// One more byte fits.
+    #[inline(always)]
+    unsafe fn put(&mut self, b: u8) {
+        debug_assert!(self.at < self.end);
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.at.write(b);
+            self.at = self.at.add(1);
+        }
+    }
+    /// The bytes after a nibble of 15 for a length `n` (already reduced by 15): `n / 255 + 1`.
+    ///
+    /// # Safety
+    ///
+    /// `n / 255 + 1` more bytes fit.
+    #[inline(always)]
+    unsafe fn length(&mut self, mut n: usize) {
         while n >= 255 {
-            self.byte(255)?;
+            // SAFETY: the caller's contract, one byte for each 255.
+            unsafe { self.put(255) };
             n -= 255;
         }
-        self.byte(n as u8)
+        // SAFETY: the caller's contract, its last byte.
+        unsafe { self.put(n as u8) }
     }
-    /// A sequence's token and the literals `src[from..to]`; returns where the token is, for
-    /// the match nibble.
+    /// A token for `lit` literals, and the bytes of a length of 15 or more.
+    ///
+    /// # Safety
+    ///
+    /// 1 byte fits, or `2 + (lit - 15) / 255` bytes when `lit >= 15`.
     #[inline(always)]
-    fn literals(&mut self, src: &[u8], from: usize, to: usize) -> Option<usize> {
-        let token_at = self.op;
+    unsafe fn token(&mut self, lit: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            if lit >= 15 {
+                self.put(15 << 4);
+                self.length(lit - 15);
+            } else {
+                self.put((lit as u8) << 4);
+            }
+        }
+    }
+    /// A sequence's token and the literals `src[from..to]`, with room for `after` more bytes
+    /// (at most 16: a match's offset, or none after the last literals); returns the token,
+    /// for the match nibble.
+    #[inline(always)]
+    fn literals(&mut self, src: &[u8], from: usize, to: usize, after: usize) -> Option<*mut u8> {
+        debug_assert!(after <= 16 && from <= to && to <= src.len());
+        let token = self.at;
         let lit = to - from;
-        if lit >= 15 {
-            self.byte(15 << 4)?;
-            self.length(lit - 15)?;
+        let head = if lit >= 15 { 2 + (lit - 15) / 255 } else { 1 };
+        let from_ptr = src.as_ptr().wrapping_add(from);
+        if to + 16 <= src.len() && self.fits(head + lit + 16) {
+            // SAFETY: head bytes fit, and then lit + 16: chunk_copy reads from..from +
+            // max(lit, 1) + 15 <= to + 16 <= src.len() and writes at..at + max(lit, 1) + 15
+            // (src and dst are distinct slices). Its last chunk runs past the literals, into
+            // bytes that the next writes replace.
+            unsafe {
+                self.token(lit);
+                chunk_copy::<16>(from_ptr, self.at, lit);
+            }
+        } else if self.fits(head + lit + after) {
+            // SAFETY: head + lit bytes fit; from..to is in src; distinct slices.
+            unsafe {
+                self.token(lit);
+                std::ptr::copy_nonoverlapping(from_ptr, self.at, lit);
+            }
         } else {
-            self.byte((lit as u8) << 4)?;
+            return None;
         }
-        if to + 16 <= src.len() && self.op + lit + 16 <= self.dst.len() {
-            // Copied 16 bytes at a time, the last chunk running past the run (into bytes
-            // that the next writes replace).
-            // SAFETY: chunk_copy reads from..from + max(lit, 1) + 15 <= to + 16 <= src.len()
-            // and writes op..op + max(lit, 1) + 15 <= op + lit + 16 <= dst.len(); src and dst
-            // are distinct slices.
-            unsafe { chunk_copy::<16>(src.as_ptr().add(from), self.dst.as_mut_ptr().add(self.op), lit) };
-            self.op += lit;
-        } else {
-            self.bytes(&src[from..to])?;
-        }
-        Some(token_at)
+        // SAFETY: the lit bytes just written fit.
+        self.at = unsafe { self.at.add(lit) };
+        Some(token)
     }
-    /// The offset and match length after the token at `token_at`.
+    /// The token of a sequence with no literals, with room for its offset.
     #[inline(always)]
-    fn matched(&mut self, token_at: usize, offset: usize, len: usize) -> Option<()> {
-        self.bytes(&(offset as u16).to_le_bytes())?;
-        let code = len - MIN_MATCH;
-        if code >= 15 {
-            self.dst[token_at] |= 15;
-            self.length(code - 15)
-        } else {
-            self.dst[token_at] |= code as u8;
-            Some(())
+    fn no_literals(&mut self) -> Option<*mut u8> {
+        let token = self.at;
+        if !self.fits(3) {
+            return None;
         }
+        // SAFETY: three bytes fit.
+        unsafe { self.put(0) };
+        Some(token)
+    }
+    /// The offset and match length after `token`, written by [`Self::literals`] or
+    /// [`Self::no_literals`] with room for the offset.
+    #[inline(always)]
+    fn matched(&mut self, token: *mut u8, offset: usize, len: usize) -> Option<()> {
+        debug_assert!(self.start <= token && token < self.at && self.fits(2));
+        // SAFETY: the offset's two bytes fit (its token's write made sure).
+        unsafe {
+            self.at.cast::<[u8; 2]>().write_unaligned((offset as u16).to_le_bytes());
+            self.at = self.at.add(2);
+        }
+        let code = len - MIN_MATCH;
+        let nibble = if code >= 15 {
+            if !self.fits((code - 15) / 255 + 1) {
+                return None;
+            }
+            // SAFETY: tested just above.
+            unsafe { self.length(code - 15) };
+            15
+        } else {
+            code as u8
+        };
+        // SAFETY: the token is a byte of dst written before.
+        unsafe { *token |= nibble };
+        Some(())
     }
 }
 
@@ -254,7 +346,11 @@ fn count(src: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
     a - start
 }
 
-fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) -> Option<()> {
+fn compress_with<T: Table, const LIMITED: bool>(
+    src: &[u8],
+    mut out: Out<LIMITED>,
+    tick: &mut dyn FnMut(),
+) -> Option<usize> {
     let len = src.len();
     let mut anchor = 0usize;
     if len >= MIN_LENGTH {
@@ -301,16 +397,20 @@ fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) ->
                     break;
                 }
             }
-            // Extend it backwards, down to the anchor.
-            while ip > anchor && cand > 0 && src[ip - 1] == src[cand - 1] {
-                ip -= 1;
-                cand -= 1;
+            // Extend it backwards, down to the anchor (or position 0).
+            let reach = (ip - anchor).min(cand);
+            let mut back = 0;
+            // SAFETY: back < reach <= cand < ip <= len.
+            while back < reach && unsafe { src.get_unchecked(ip - 1 - back) == src.get_unchecked(cand - 1 - back) } {
+                back += 1;
             }
-            let mut token_at = out.literals(src, anchor, ip)?;
+            ip -= back;
+            cand -= back;
+            let mut token = out.literals(src, anchor, ip, 2)?;
             loop {
                 // The match at ip, from cand.
                 let n = MIN_MATCH + count(src, ip + MIN_MATCH, cand + MIN_MATCH, match_limit);
-                out.matched(token_at, ip - cand, n)?;
+                out.matched(token, ip - cand, n)?;
                 ip += n;
                 anchor = ip;
                 if ip >= mflimit_plus_one {
@@ -326,8 +426,7 @@ fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) ->
                 cand = table.get(h);
                 table.put(h, ip);
                 if T::in_reach(cand, ip) && same4(cand, ip) {
-                    token_at = out.op;
-                    out.byte(0)?;
+                    token = out.no_literals()?;
                     continue;
                 }
                 break;
@@ -337,8 +436,8 @@ fn compress_with<T: Table>(src: &[u8], out: &mut Out, tick: &mut dyn FnMut()) ->
         }
     }
     // The last literals.
-    out.literals(src, anchor, len)?;
-    Some(())
+    out.literals(src, anchor, len, 0)?;
+    Some(out.len())
 }
 
 #[cfg(test)]
@@ -417,6 +516,25 @@ mod tests {
             assert_eq!(exact, block);
             for short in [0, block.len() / 2, block.len() - 1] {
                 assert_eq!(compress_to(&data, &mut vec![0u8; short]), None, "{len} bytes into {short}");
+            }
+        }
+    }
+
+    /// The two modes write the same block: without tests given `compress_bound` (where, in
+    /// debug builds, every write asserts that it fits) and with them given exactly the block's
+    /// length, or more than the bound.
+    #[test]
+    fn both_modes_write_the_same_block() {
+        let mut rng = crate::rng::SeededRng::new(7);
+        for len in (0..700).chain([4095, 8192, 65_546, 65_547, 100_000]) {
+            let runs: Vec<u8> = (0..len).map(|i| if (i / 37) % 3 == 0 { rng.below(256) as u8 } else { 0 }).collect();
+            for data in [mixed(len, len as u64 + 1), rng.bytes(len), runs] {
+                let block = roundtrip(&data);
+                for room in [block.len(), compress_bound(len) + 64] {
+                    let mut dst = vec![0u8; room];
+                    assert_eq!(compress_to(&data, &mut dst), Some(block.len()), "{len} bytes into {room}");
+                    assert_eq!(dst[..block.len()], block[..]);
+                }
             }
         }
     }
