@@ -28,7 +28,8 @@
 #   x         C / ours, of the time and of the instructions
 #   pace      instructions per ns, ours against the C's (frequency cancels out): the time ratio
 #             is the instruction ratio times this
-# Payloads: `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
+# Payloads: `pg-wal` and `pg-pages` PostgreSQL's own WAL and heap pages (pg_payloads below);
+# `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
 # report's catalog text from postgres.bki); `pages` and `wal` the speed examples' synthetic
 # stand-ins; `random` incompressible bytes; `period1`, `period8`, `period32` and `runs` the lab's
 # repeated-pattern kinds of those names (2 MB, seed 1), whose matches overlap themselves.
@@ -190,6 +191,29 @@ for name in pages wal random period1 period8 period32 runs; do
   [[ -s ${file[$name]} ]] || "${exe[pglz_speed]}" cg dump "$name" 0 0 >"${file[$name]}"
 done
 
+# PostgreSQL's own bytes (`pg-wal`, `pg-pages`): the first 4 MB of the WAL segment and the first
+# 8 MB (1,024 pages, as stored) of pgbench_accounts after `pgbench -i -s 10` with the uuid text
+# filler, as the report's database; made once, in a scratch cluster (scripts/cluster.sh).
+pg_payloads() {
+  file[pg-wal]=$work/pg-wal
+  file[pg-pages]=$work/pg-pages
+  [[ -s ${file[pg-wal]} && -s ${file[pg-pages]} ]] && return 0
+  (
+    # shellcheck source=scripts/cluster.sh
+    source scripts/cluster.sh
+    cluster_start against_c_cluster >/dev/null
+    "$PG_BINDIR/pgbench" -i -q -s 10 >/dev/null 2>&1
+    "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 \
+      -c "ALTER TABLE pgbench_accounts ALTER COLUMN filler TYPE text USING gen_random_uuid()::text" \
+      -c "CHECKPOINT" >/dev/null
+    wal=$("$PG_BINDIR/psql" -X -At -c "SELECT name FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$' ORDER BY name LIMIT 1")
+    rel=$("$PG_BINDIR/psql" -X -At -c "SELECT pg_relation_filepath('pgbench_accounts')")
+    head -c 4194304 "$CLUSTER_DATA/pg_wal/$wal" >"${file[pg-wal]}"
+    head -c 8388608 "$CLUSTER_DATA/$rel" >"${file[pg-pages]}"
+    cluster_stop >/dev/null
+  )
+}
+
 # Cachegrind's totals of the EVENTS named (Ir; Bc and Bcm with the branch simulator) for one
 # pass: 3 passes less 1, halved. pass_events "EVENTS" COMMAND ARGS...
 pass_events() {
@@ -258,6 +282,22 @@ done
 for payload in pages wal text; do
   row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
   row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
+done
+for p in "pg-pages 8192" "pg-wal 2048" "pg-wal 8192"; do
+  read -r payload slice <<<"$p"
+  for op in "pglz exact" "pglz decompress" "lz4 compress" "lz4 decompress"; do
+    name="$op, $payload $slice"
+    [[ -z $filter || $name == *"$filter"* ]] || continue
+    [[ $op == pglz* && $slice == 8192 && $payload == pg-wal ]] && continue
+    [[ $op == lz4* && $slice == 2048 ]] && continue
+    pg_payloads
+    case $op in
+      "pglz exact") row "$name" "$pglz cg exact" "$work/pgc exact" "$payload" "$slice" ;;
+      "pglz decompress") row "$name" "$pglz cg decompress" "$work/pgc decompress" "$payload" "$slice" ;;
+      "lz4 compress") row "$name" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" "$slice" ;;
+      "lz4 decompress") row "$name" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" "$slice" ;;
+    esac
+  done
 done
 # Repeated patterns and runs (issue 32's shapes, 2 MB, seed 1, 8 KB slices as the report's).
 for payload in period1 period8 period32 runs; do
