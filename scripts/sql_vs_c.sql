@@ -1,7 +1,7 @@
 -- Every codec's SQL functions at the SQL level, as a user calls them: a plain
 -- `SELECT max(length(f(...)))` over 32 values of 512 KB (16 MiB),
 -- the cost of fetching the values (the same query without the function) subtracted; best of
--- 7 runs each. Beside each, the kernel: the lab timing the same codec on the same 32 values
+-- 11 runs each, the three queries of a function in turns. Beside each, the kernel: the lab timing the same codec on the same 32 values
 -- (whole, in this backend, best of 7), so `sql_share_percent` is how much of the kernel's speed
 -- the SQL function keeps. Where the server has the routine (pglz, CRC-32C, and the liblz4 and
 -- libzstd it loads), its SQL-level wrapper is timed the same way and the ratio ours / server is
@@ -30,15 +30,22 @@ SELECT i, d, compresslab.pglz_compress(d, 'always') AS pglz, compresslab.lz4_com
 ALTER TABLE sql_vs_c_values ALTER COLUMN d SET STORAGE EXTERNAL, ALTER COLUMN pglz SET STORAGE EXTERNAL,
   ALTER COLUMN lz4 SET STORAGE EXTERNAL, ALTER COLUMN lz4_frame SET STORAGE EXTERNAL,
   ALTER COLUMN zstd SET STORAGE EXTERNAL, ALTER COLUMN envelope SET STORAGE EXTERNAL;
-CREATE OR REPLACE FUNCTION pg_temp.best_ms(query text, runs int DEFAULT 7) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz; best float8 := 'infinity'; ms float8;
+-- The best time of each query, run in turns (one run of each, then again): the fetch and
+-- both functions meet the same moments of a busy machine, so that a slow spell does not fall
+-- on one of them alone and skew the difference taken below.
+CREATE OR REPLACE FUNCTION pg_temp.best_ms(queries text[], runs int DEFAULT 11) RETURNS float8[] LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; best float8[] := array_fill('infinity'::float8, ARRAY[cardinality(queries)]); ms float8;
 BEGIN
-  EXECUTE query;  -- warm-up
+  FOR q IN 1..cardinality(queries) LOOP
+    EXECUTE queries[q];  -- warm-up
+  END LOOP;
   FOR r IN 1..runs LOOP
-    t0 := clock_timestamp();
-    EXECUTE query;
-    ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
-    best := least(best, ms);
+    FOR q IN 1..cardinality(queries) LOOP
+      t0 := clock_timestamp();
+      EXECUTE queries[q];
+      ms := 1000 * extract(epoch FROM clock_timestamp() - t0);
+      best[q] := least(best[q], ms);
+    END LOOP;
   END LOOP;
   RETURN best;
 END $$;
@@ -59,11 +66,11 @@ WITH q(ord, what, fetched, ours, server, kernel, direction) AS (VALUES
   (9, 'compress (lz4)', 'd', 'compresslab.compress(d, ''lz4'')', NULL, 'lz4', 'c'),
   (10, 'decompress (lz4)', 'envelope', 'compresslab.decompress(envelope)', NULL, 'lz4', 'd'),
   (11, 'crc32c', 'd', 'compresslab.crc32c(d)::text', 'compresslab.server_crc32c(d)::text', NULL, NULL))
-SELECT ord, what, kernel, direction,
-       pg_temp.best_ms(format('SELECT max(get_byte(%s, 0)) FROM sql_vs_c_values', fetched)) AS fetch_ms,
-       pg_temp.best_ms(format('SELECT max(length(%s)) FROM sql_vs_c_values', ours)) AS ours_ms,
-       CASE WHEN server IS NOT NULL THEN pg_temp.best_ms(format('SELECT max(length(%s)) FROM sql_vs_c_values', server)) END AS server_ms
-  FROM q;
+SELECT ord, what, kernel, direction, t[1] AS fetch_ms, t[2] AS ours_ms, t[3] AS server_ms
+  FROM q, LATERAL pg_temp.best_ms(ARRAY[format('SELECT max(get_byte(%s, 0)) FROM sql_vs_c_values', fetched),
+                                        format('SELECT max(length(%s)) FROM sql_vs_c_values', ours)]
+                                  || CASE WHEN server IS NOT NULL
+                                          THEN ARRAY[format('SELECT max(length(%s)) FROM sql_vs_c_values', server)] END) t;
 -- A function whose own time is under a millisecond once the fetch is subtracted (crc32c: 16 MiB
 -- at tens of GB/s) is within the timer's and the fetch's noise: its derived figures are left
 -- empty rather than printed from a difference of two nearly equal times.
