@@ -46,6 +46,32 @@ fn read_length_at(src: &[u8], istart: *const u8, ip: &mut *const u8) -> Result<u
     Ok(n)
 }
 
+/// A length whose nibble is 15: the nibble plus the bytes after it at `ip`, the first read
+/// unchecked, the rest (after a byte of 255) by [`read_length_at`], which checks them.
+///
+/// # Safety
+///
+/// `*ip` is inside `src` (which starts at `istart`).
+#[inline(always)]
+unsafe fn long_length_at(
+    src: &[u8],
+    istart: *const u8,
+    ip: &mut *const u8,
+    nibble: usize,
+) -> Result<usize, DecodeError> {
+    // SAFETY: the caller's contract.
+    let first = unsafe {
+        let b = **ip;
+        *ip = ip.add(1);
+        b
+    };
+    let mut len = nibble + first as usize;
+    if first == 255 {
+        len += read_length_at(src, istart, ip)?;
+    }
+    Ok(len)
+}
+
 /// The fast loop (see the module header): decode whole sequences from `*ip_at` in `src` to
 /// `*op_at` in `dst` while both have room for wild copies; on return both positions are at the
 /// start of a sequence for the careful path (the block's last sequence, which has no match,
@@ -101,16 +127,8 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             // matches and the hand-backs to the careful path, they are not marked cold
             // (BENCHMARKS.md, "LZ4 decoder: long literal runs not marked cold").
             // SAFETY: ip <= seq_ip + 1 and FAST_IN bytes are left at seq_ip: the first length
-            // byte is inside src. Only a byte of 255 needs the next ones (checked).
-            let first = unsafe {
-                let b = *ip;
-                ip = ip.add(1);
-                b
-            };
-            let mut lit = lit_nibble + first as usize;
-            if first == 255 {
-                lit += read_length_at(src, istart, &mut ip)?;
-            }
+            // byte is inside src.
+            let lit = unsafe { long_length_at(src, istart, &mut ip, lit_nibble) }?;
             if lit + LONG_LIT_ROOM > iend as usize - ip as usize || lit + LONG_LIT_ROOM > oend as usize - op as usize {
                 // Near an end (or the run does not fit at all): the careful path decides.
                 std::hint::cold_path();
@@ -174,16 +192,7 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
         }
         // SAFETY: after a short run ip <= seq_ip + 17 < seq_ip + FAST_IN; after a long one
         // LONG_LIT_ROOM - 2 bytes are left at ip: the first length byte is inside src.
-        let first = unsafe {
-            let b = *ip;
-            ip = ip.add(1);
-            b
-        };
-        let mut len = nibble + first as usize;
-        if first == 255 {
-            len += read_length_at(src, istart, &mut ip)?;
-        }
-        len += MIN_MATCH;
+        let len = unsafe { long_length_at(src, istart, &mut ip, nibble) }? + MIN_MATCH;
         if len + FAST_OUT > oend as usize - op as usize {
             // The output is too near its end for chunked copies: the careful path decides.
             std::hint::cold_path();
