@@ -254,6 +254,7 @@ fi
 row() {
   local name=$1 ours=$2 c=$3 payload=$4 slice=$5 bytes t_ours t_c i_ours i_c
   [[ -z $filter || $name == *"$filter"* ]] || return 0
+  [[ $payload == pg-* ]] && pg_payloads
   bytes=$(PASS_BYTES=1 $c "${file[$payload]}" "$slice" 0)
   if [[ -n $branches ]]; then
     local b_ours b_c
@@ -273,31 +274,15 @@ row() {
 }
 
 pglz=${exe[pglz_speed]}
-for p in "text 2048" "text 8192" "pages 8192" "wal 2048"; do
+for p in "text 2048" "text 8192" "pages 8192" "wal 2048" "pg-pages 8192" "pg-wal 2048"; do
   read -r payload slice <<<"$p"
   row "pglz exact, $payload $slice" "$pglz cg exact" "$work/pgc exact" "$payload" "$slice"
   row "pglz_fast against the C's exact, $payload $slice" "$pglz cg fast" "$work/pgc exact" "$payload" "$slice"
   row "pglz decompress, $payload $slice" "$pglz cg decompress" "$work/pgc decompress" "$payload" "$slice"
 done
-for payload in pages wal text; do
+for payload in pages wal text pg-pages pg-wal; do
   row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
   row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
-done
-for p in "pg-pages 8192" "pg-wal 2048" "pg-wal 8192"; do
-  read -r payload slice <<<"$p"
-  for op in "pglz exact" "pglz decompress" "lz4 compress" "lz4 decompress"; do
-    name="$op, $payload $slice"
-    [[ -z $filter || $name == *"$filter"* ]] || continue
-    [[ $op == pglz* && $slice == 8192 && $payload == pg-wal ]] && continue
-    [[ $op == lz4* && $slice == 2048 ]] && continue
-    pg_payloads
-    case $op in
-      "pglz exact") row "$name" "$pglz cg exact" "$work/pgc exact" "$payload" "$slice" ;;
-      "pglz decompress") row "$name" "$pglz cg decompress" "$work/pgc decompress" "$payload" "$slice" ;;
-      "lz4 compress") row "$name" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" "$slice" ;;
-      "lz4 decompress") row "$name" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" "$slice" ;;
-    esac
-  done
 done
 # Repeated patterns and runs (issue 32's shapes, 2 MB, seed 1, 8 KB slices as the report's).
 for payload in period1 period8 period32 runs; do
