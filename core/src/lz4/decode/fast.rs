@@ -216,9 +216,9 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
 }
 
 /// A match of 4..=18 bytes at `op`, `offset` back (its source at `m`): moves of 8, 8 and 2
-/// bytes, as liblz4's (a third move of 8 measured 2% slower on real WAL and page images:
-/// BENCHMARKS.md), or for offsets 1..7 the repeated pattern stored three times. Writes up to
-/// 24 bytes at op.
+/// bytes, as liblz4's (three of 8 before 73ce233, slower on PostgreSQL's own WAL and pages:
+/// BENCHMARKS.md, "What made the difference"), or for offsets 1..7 the repeated pattern
+/// stored three times. Writes up to 24 bytes at op.
 ///
 /// # Safety
 ///
