@@ -12,8 +12,11 @@ use crate::wild_copy::{copy16, copy16_pairs, copy8, pattern16, repeat_tail, stor
 const FAST_IN: usize = 1 + 16 + 2;
 /// Output left at the top of every sequence of the fast loop: 16 bytes of literal copy, and
 /// after the match at least this much again, which covers the overshoot of every chunked
-/// match copy (at most 31 bytes) and keeps the invariant for the next sequence.
-const FAST_OUT: usize = 64;
+/// match copy (at most 31 bytes) and keeps the invariant for the next sequence. Not 64, as
+/// liblz4's fast loop: the careful path would decode a block's last 64 bytes whole, a memcpy
+/// call per literal run and match, where liblz4 copies short sequences wild down to 32 bytes
+/// from the end (its "shortcut"; BENCHMARKS.md, "What made the difference").
+const FAST_OUT: usize = 32;
 /// Inputs longer than this are decoded by the careful path alone: up to it no length read in
 /// the fast loop (at most 255 per input byte, plus 19) can overflow a usize in the room
 /// checks (`len + FAST_OUT`), on any target (2^55 bytes on 64-bit ones, 8 MB on 32-bit).
@@ -140,10 +143,9 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             // copy's reach of lit + 31 bytes is inside both, and src, dst do not overlap. The
             // offset's two bytes at ip + lit are inside src too. Up to 64 bytes (most long runs)
             // four moves whatever the length, with no loop to mispredict, when 64 bytes are
-            // left in both: in src checked here, in dst the loop's invariant (oend - op >=
-            // FAST_OUT = 64 at the top of the sequence, and op has not moved since).
+            // left in both (checked here).
             unsafe {
-                if lit <= 64 && iend as usize - ip as usize >= 64 {
+                if lit <= 64 && iend as usize - ip as usize >= 64 && oend as usize - op as usize >= 64 {
                     for k in [0, 16, 32, 48] {
                         copy16(ip.add(k), op.add(k));
                     }
@@ -171,7 +173,7 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
         }
         let nibble = (token & 15) as usize;
         if nibble < 15 {
-            // A match of 4 to 18 bytes, the commonest. After the literals at least 32 bytes
+            // A match of 4 to 18 bytes, the commonest. After the literals at least 18 bytes
             // of output are left at op (14 at most after a short run from FAST_OUT, or
             // LONG_LIT_ROOM after a long one), so op + len is inside dst: compared with
             // out_fast, it tells whether FAST_OUT bytes are left after the match.

@@ -66,7 +66,7 @@
 //!         are left: the token, 16 bytes of literal copy and the 2-byte
 //!         offset after at most 14 literals all lie inside the input;
 //!
-//!       - at the top of every sequence, at least FAST_OUT (64) output bytes
+//!       - at the top of every sequence, at least FAST_OUT (32) output bytes
 //!         are left. This is an invariant: it holds on entry, and a sequence
 //!         is only completed in the fast loop if FAST_OUT bytes are still
 //!         left after its match, which is also what every chunked match copy
