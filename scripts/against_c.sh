@@ -28,6 +28,11 @@
 #   x         C / ours, of the time and of the instructions
 #   pace      instructions per ns, ours against the C's (frequency cancels out): the time ratio
 #             is the instruction ratio times this
+# "pglz walk" rows time our decoder's walk over the items against the C's whole decompression
+# (pglz_speed `cg walk`, `cg walk_stores`): alone, what is left of decoding if copying cost
+# nothing, so its `x time` bounds what our decoder's way of reading the format can reach
+# against the C; with stores, the decoder's stores made but no match's source loaded from the
+# output, so the decoder's own row less this one is what loading bytes just written costs.
 # Payloads: `pg-wal` and `pg-pages` PostgreSQL's own WAL and heap pages (pg_payloads below);
 # `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
 # report's catalog text from postgres.bki); `pages` and `wal` the speed examples' synthetic
@@ -279,6 +284,8 @@ for p in "text 2048" "text 8192" "pages 8192" "wal 2048" "pg-pages 8192" "pg-wal
   row "pglz exact, $payload $slice" "$pglz cg exact" "$work/pgc exact" "$payload" "$slice"
   row "pglz_fast against the C's exact, $payload $slice" "$pglz cg fast" "$work/pgc exact" "$payload" "$slice"
   row "pglz decompress, $payload $slice" "$pglz cg decompress" "$work/pgc decompress" "$payload" "$slice"
+  row "pglz walk alone against the C's decompress, $payload $slice" "$pglz cg walk" "$work/pgc decompress" "$payload" "$slice"
+  row "pglz walk and stores against the C's decompress, $payload $slice" "$pglz cg walk_stores" "$work/pgc decompress" "$payload" "$slice"
 done
 for payload in pages wal text pg-pages pg-wal; do
   row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192

@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p compresslab-core --example pglz_speed -- FILE SLICE [REPS] [fast]
 //! cargo run --release -p compresslab-core --example pglz_speed          # synthetic data
-//! target/release/examples/pglz_speed cg exact|fast|decompress|dump pages|wal|text|KIND|FILE SLICE PASSES
+//! target/release/examples/pglz_speed cg exact|fast|decompress|walk|walk_stores|dump pages|wal|text|KIND|FILE SLICE PASSES
 //! ```
 //!
 //! The output line has the same shape as the C harness used to measure
@@ -93,7 +93,9 @@ fn run(name: &str, data: &[u8], slice: usize, reps: usize, fast: bool) {
 /// `cg OPERATION PAYLOAD SLICE PASSES`: see the module header.
 fn passes(args: &[String]) {
     let [op, payload, slice, passes] = args else {
-        panic!("usage: pglz_speed cg exact|fast|decompress|dump pages|wal|text|KIND|FILE SLICE PASSES");
+        panic!(
+            "usage: pglz_speed cg exact|fast|decompress|walk|walk_stores|dump pages|wal|text|KIND|FILE SLICE PASSES"
+        );
     };
     let slice: usize = slice.parse().expect("slice size");
     let passes: usize = passes.parse().expect("passes");
@@ -127,8 +129,99 @@ fn passes(args: &[String]) {
                 }
             });
         }
+        // The decoder's walk over the items with nothing copied, or with its stores but no load
+        // from the output (`walk_items`).
+        "walk" | "walk_stores" => {
+            let blocks: Vec<(usize, Vec<u8>)> = data
+                .chunks(slice)
+                .filter_map(|src| {
+                    compress_into(src, &mut out, &strategy).map(|_| {
+                        let mut padded = out.clone();
+                        padded.resize(out.len() + WALK_PADDING, 0);
+                        (src.len(), padded)
+                    })
+                })
+                .collect();
+            let mut scratch = vec![0u8; slice + WALK_SCRATCH_ROOM];
+            let walk = if op == "walk" { walk_items::<false> } else { walk_items::<true> };
+            // Every item walked: the walk reaches the end of each block's output.
+            for (len, block) in &blocks {
+                assert!(walk(block, *len, &mut scratch) >= *len, "a walk stopped short");
+            }
+            let bytes = blocks.iter().map(|(len, _)| len).sum();
+            synthetic::each_pass(passes, bytes, || {
+                for (len, block) in &blocks {
+                    black_box(walk(black_box(block), *len, &mut scratch));
+                }
+            });
+        }
         // The payload's bytes, for a harness in another language (scripts/against_c.sh).
         "dump" => std::io::Write::write_all(&mut std::io::stdout(), &data).expect("write the payload"),
-        _ => panic!("operation: exact, fast, decompress or dump"),
+        _ => panic!("operation: exact, fast, decompress, walk, walk_stores or dump"),
     }
+}
+
+/// Zero bytes after each block that `walk_items` may read: a group's items start at most 25
+/// bytes after its control byte (counting the empty run after a last tag), read 8 bytes at a
+/// time.
+const WALK_PADDING: usize = 32;
+/// Output room `walk_items` needs past the raw size: a match stores 32 bytes.
+const WALK_SCRATCH_ROOM: usize = 32;
+
+/// The items of a pglz block walked as the decoder's fast loop walks them: the control byte, a
+/// run of literals at once (its length from the control bits), a tag's offset, length and size
+/// from one 4-byte load, the offset checked against the output so far, the cursors advanced.
+/// Without `STORES` nothing is copied: what is left is the format's chain (where an item starts
+/// depends on the items before it) and the decisions, the part of decoding no copy can take
+/// away. With `STORES` the decoder's stores are made too, into `scratch` (8 bytes of literals
+/// a run, 32 bytes a match), but a match stores its tag's bytes instead of loading its source
+/// from the output, so the difference to the decoder is what the loads of bytes just written
+/// cost (`scripts/against_c.sh "pglz walk"`, BENCHMARKS.md). `block` ends in [`WALK_PADDING`]
+/// zero bytes after the compressed data, which the walk may read as literals at its end.
+/// Returns the output length walked.
+fn walk_items<const STORES: bool>(block: &[u8], raw: usize, scratch: &mut [u8]) -> usize {
+    assert!(scratch.len() >= raw + WALK_SCRATCH_ROOM);
+    let end = block.len() - WALK_PADDING;
+    let out = scratch.as_mut_ptr();
+    let (mut ip, mut op) = (0usize, 0usize);
+    while ip < end && op < raw {
+        // SAFETY: ip < end here, and a group's reads end at most 1 + 3 * 8 + 8 = 33 bytes after
+        // it (the empty run of literals after an eighth item that was a tag), inside the
+        // padding. Every store starts at op.min(raw) and is at most 32 bytes long.
+        unsafe {
+            let at = |i: usize| block.as_ptr().add(i);
+            let mut ctrl = u32::from(*at(ip)) | 0x100;
+            ip += 1;
+            loop {
+                let n = ctrl.trailing_zeros() as usize;
+                if STORES {
+                    std::ptr::copy_nonoverlapping(at(ip), out.add(op.min(raw)), 8);
+                }
+                ip += n;
+                op += n;
+                ctrl >>= n;
+                if ctrl == 1 {
+                    break;
+                }
+                let t = u32::from_le_bytes(std::ptr::read_unaligned(at(ip) as *const [u8; 4]));
+                let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
+                let l = (t & 0x0f) as usize;
+                let size = (l + 33) >> 4;
+                let len = l + 3 + (((t >> 16) & 0xff) as usize & (2usize.wrapping_sub(size)));
+                if off.wrapping_sub(1) >= op {
+                    panic!("bad offset {off} at input byte {ip}");
+                }
+                if STORES {
+                    let d = out.add(op.min(raw));
+                    let v = [t as u8; 16];
+                    std::ptr::write_unaligned(d as *mut [u8; 16], v);
+                    std::ptr::write_unaligned(d.add(16) as *mut [u8; 16], v);
+                }
+                ip += size;
+                op += len;
+                ctrl >>= 1;
+            }
+        }
+    }
+    op
 }
