@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use compresslab_core::pglz::{compress_fast_into, compress_into, decompress_into, max_output, Strategy};
+use compresslab_core::pglz::{compress_fast_into, compress_into, decompress_into, max_output, read_tag, Strategy};
 mod synthetic;
 
 use std::hint::black_box;
@@ -117,10 +117,7 @@ fn passes(args: &[String]) {
             });
         }
         "decompress" => {
-            let blocks: Vec<(usize, Vec<u8>)> = data
-                .chunks(slice)
-                .filter_map(|src| compress_into(src, &mut out, &strategy).map(|_| (src.len(), out.clone())))
-                .collect();
+            let blocks = accepted_blocks(&data, slice, 0);
             let mut raw = vec![0u8; slice];
             let bytes = blocks.iter().map(|(len, _)| len).sum();
             synthetic::each_pass(passes, bytes, || {
@@ -132,16 +129,7 @@ fn passes(args: &[String]) {
         // The decoder's walk over the items with nothing copied, or with its stores but no load
         // from the output (`walk_items`).
         "walk" | "walk_stores" => {
-            let blocks: Vec<(usize, Vec<u8>)> = data
-                .chunks(slice)
-                .filter_map(|src| {
-                    compress_into(src, &mut out, &strategy).map(|_| {
-                        let mut padded = out.clone();
-                        padded.resize(out.len() + WALK_PADDING, 0);
-                        (src.len(), padded)
-                    })
-                })
-                .collect();
+            let blocks = accepted_blocks(&data, slice, WALK_PADDING);
             let mut scratch = vec![0u8; slice + WALK_SCRATCH_ROOM];
             let walk = if op == "walk" { walk_items::<false> } else { walk_items::<true> };
             // Every item walked: the walk reaches the end of each block's output.
@@ -159,6 +147,22 @@ fn passes(args: &[String]) {
         "dump" => std::io::Write::write_all(&mut std::io::stdout(), &data).expect("write the payload"),
         _ => panic!("operation: exact, fast, decompress, walk, walk_stores or dump"),
     }
+}
+
+/// The slices of `data` that pglz (DEFAULT strategy) compresses, each with its raw length and
+/// its compressed block followed by `padding` zero bytes.
+fn accepted_blocks(data: &[u8], slice: usize, padding: usize) -> Vec<(usize, Vec<u8>)> {
+    let mut out = Vec::with_capacity(max_output(slice));
+    data.chunks(slice)
+        .filter_map(|src| {
+            compress_into(src, &mut out, &Strategy::DEFAULT).map(|_| {
+                let mut block = Vec::with_capacity(out.len() + padding);
+                block.extend_from_slice(&out);
+                block.resize(out.len() + padding, 0);
+                (src.len(), block)
+            })
+        })
+        .collect()
 }
 
 /// Zero bytes after each block that `walk_items` may read: a group's items start at most 25
@@ -204,12 +208,9 @@ fn walk_items<const STORES: bool>(block: &[u8], raw: usize, scratch: &mut [u8]) 
                     break;
                 }
                 let t = u32::from_le_bytes(std::ptr::read_unaligned(at(ip) as *const [u8; 4]));
-                let off = (((t & 0xf0) << 4) | ((t >> 8) & 0xff)) as usize;
-                let l = (t & 0x0f) as usize;
-                let size = (l + 33) >> 4;
-                let len = l + 3 + (((t >> 16) & 0xff) as usize & (2usize.wrapping_sub(size)));
+                let (off, len, size) = read_tag(t);
                 if off.wrapping_sub(1) >= op {
-                    panic!("bad offset {off} at input byte {ip}");
+                    bad_offset(off, ip);
                 }
                 if STORES {
                     let d = out.add(op.min(raw));
@@ -224,4 +225,11 @@ fn walk_items<const STORES: bool>(block: &[u8], raw: usize, scratch: &mut [u8]) 
         }
     }
     op
+}
+
+/// Out of line, as the decoder's: the walk's hot loop keeps its registers for the walk.
+#[cold]
+#[inline(never)]
+fn bad_offset(off: usize, ip: usize) -> ! {
+    panic!("bad offset {off} at input byte {ip}");
 }
