@@ -25,6 +25,7 @@ pub mod pglz;
 pub mod registry;
 pub mod rng;
 pub mod scenarios;
+pub mod sql_text;
 pub mod ticking;
 pub mod versions;
 pub mod wild_copy;

@@ -10,6 +10,7 @@
 use compresslab_core::advisor::{Inserted, Rate};
 use pgrx::prelude::*;
 
+use super::names::{qualified_name, quote_identifier, relation_name};
 use super::sampling::spi_failed;
 
 /// Seconds since `since` (a timestamptz expression), or since initdb when it is NULL: the
@@ -116,17 +117,11 @@ pub fn toast_columns() -> Vec<ToastColumn> {
     let stored = "(SELECT c.oid AS relid WHERE c.relkind OPERATOR(pg_catalog.<>) 'p'::pg_catalog.\"char\" \
                    UNION ALL SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree(c.oid) t WHERE t.isleaf)";
     let query = format!(
-        "SELECT c.oid, pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' \
-                OPERATOR(pg_catalog.||) pg_catalog.quote_ident(c.relname), \
-                pg_catalog.quote_ident(a.attname), a.attname::pg_catalog.text, \
+        "SELECT c.oid, n.nspname::pg_catalog.text, c.relname::pg_catalog.text, a.attname::pg_catalog.text, \
                 CASE WHEN a.attcompression OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" THEN 'pglz' \
                      WHEN a.attcompression OPERATOR(pg_catalog.=) 'l'::pg_catalog.\"char\" THEN 'lz4' ELSE '' END, \
                 pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT'), \
-                ARRAY(SELECT pg_catalog.quote_ident(pn.nspname) OPERATOR(pg_catalog.||) '.' \
-                             OPERATOR(pg_catalog.||) pg_catalog.quote_ident(pc.relname) \
-                        FROM pg_catalog.pg_partition_tree(c.oid) t \
-                        JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid \
-                        JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace \
+                ARRAY(SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree(c.oid) t \
                        WHERE t.relid::pg_catalog.oid OPERATOR(pg_catalog.<>) c.oid ORDER BY t.level, t.relid) \
            FROM pg_catalog.pg_class c \
            JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
@@ -149,17 +144,20 @@ pub fn toast_columns() -> Vec<ToastColumn> {
             .unwrap_or_else(|e| spi_failed(e))
             .map(|row| {
                 let text = |i: usize| row.get::<String>(i).ok().flatten().unwrap_or_default();
-                let table_name = text(2);
-                let column = text(3);
+                let table_name = qualified_name(&text(2), &text(3));
+                let column_name = text(4);
+                let column = quote_identifier(&column_name);
+                let partitions = row.get::<Vec<pg_sys::Oid>>(7).ok().flatten().unwrap_or_default();
                 ToastColumn {
                     table: row.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or(pg_sys::InvalidOid),
                     target: format!("{table_name}.{column}"),
                     table_name,
                     column,
-                    column_name: text(4),
+                    column_name,
                     compression: text(5),
                     readable: row.get::<bool>(6).ok().flatten().unwrap_or(false),
-                    partitions: row.get::<Vec<String>>(7).ok().flatten().unwrap_or_default(),
+                    // a partition dropped since the query above is left out
+                    partitions: partitions.into_iter().filter_map(relation_name).collect(),
                 }
             })
             .collect()

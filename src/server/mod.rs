@@ -7,6 +7,7 @@ pub mod c_codecs;
 pub mod c_zstd;
 pub mod files;
 pub mod loaded;
+pub mod names;
 pub mod pages;
 pub mod privileges;
 pub mod relations;

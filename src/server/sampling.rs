@@ -3,7 +3,7 @@
 //! operators, functions and types with their schema (`OPERATOR(pg_catalog.=)`,
 //! `pg_catalog.sum`, `::pg_catalog.text`), so a hostile `search_path` runs nobody's code.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::time::Instant;
 
 use compresslab_core::advisor::words;
@@ -16,19 +16,14 @@ use pgrx::{PgRelation, PgSqlErrorCode};
 
 use crate::errors::{raise, report, OrRaise};
 
+use super::names::{qualified_name, quote_identifier};
+
 /// Rows fetched from a cursor per batch; each batch's SPI tuple table is freed once copied.
 const FETCH_BATCH: i64 = 1000;
 
 /// A failed internal query, as an ERROR.
 pub(crate) fn spi_failed(e: pgrx::spi::SpiError) -> ! {
     raise(CodecError::invalid(format!("query failed: {e}")))
-}
-
-/// `ident` quoted as an SQL identifier when it needs to be (PostgreSQL's `quote_identifier`).
-pub(crate) fn quote_identifier(ident: &str) -> String {
-    let c = CString::new(ident).unwrap_or_else(|_| raise(CodecError::invalid("a name contains a NUL byte")));
-    // SAFETY: quote_identifier returns the input or a palloc'd, NUL-terminated copy.
-    unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())) }.to_string_lossy().into_owned()
 }
 
 /// The detoasted non-NULL values of a variable-length column: all of them (`limit` None), or
@@ -233,7 +228,7 @@ fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, s
     }
     let column = quote_identifier(col);
     let select = select.replace("{column}", &column);
-    let table = format!("{}.{}", quote_identifier(rel.namespace()), quote_identifier(rel.name()));
+    let table = qualified_name(rel.namespace(), rel.name());
     match limit {
         None => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL"),
         Some(limit) if !estimate => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL LIMIT {limit}"),

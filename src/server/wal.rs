@@ -12,7 +12,7 @@ use compresslab_core::scenarios::wal::layout::WalLayout;
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
 use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
 
-use super::sampling::quote_identifier;
+use super::names::{self, quote_identifier};
 use super::wal_archive::{self, Archive, ArchivePrivate};
 use crate::errors::report;
 
@@ -468,13 +468,5 @@ pub fn relation_name(key: &RelationKey) -> (String, String) {
     if oid == pg_sys::InvalidOid {
         return (format!("(dropped or rewritten: relfilenode {})", key.relfilenode), fork);
     }
-    // SAFETY: catalog lookups on an existing relation; NULL results are handled.
-    let (rel, schema) =
-        unsafe { (pg_sys::get_rel_name(oid), pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid))) };
-    if rel.is_null() || schema.is_null() {
-        return (format!("(relation {})", u32::from(oid)), fork);
-    }
-    // SAFETY: both are NUL-terminated palloc'd names, checked non-NULL above.
-    let text = |s: *mut c_char| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
-    (format!("{}.{}", quote_identifier(&text(schema)), quote_identifier(&text(rel))), fork)
+    (names::relation_name(oid).unwrap_or_else(|| format!("(relation {})", u32::from(oid))), fork)
 }
