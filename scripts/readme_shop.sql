@@ -1,4 +1,4 @@
--- The database of README's "Should I change wal_compression or TOAST compression?" example:
+-- The database of the example in docs/advisor.md ("An example"):
 -- a table `orders` of 20,000 rows (a customer name, a JSON list of 30 items, a note of 0 to
 -- 2,400 bytes), a checkpoint, then an update of every fifth row's note (so that the WAL holds
 -- full-page images). Run as a superuser (CHECKPOINT) on an empty database:

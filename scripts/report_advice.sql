@@ -9,7 +9,7 @@ SET search_path = pg_catalog, pg_temp;
 SET client_min_messages = warning;
 \qecho '## Advice: should this server change wal_compression or TOAST compression?'
 \qecho
-SELECT format('`SELECT * FROM compresslab.advise(%L)` on database `%s` (%s): one row per decision. `now`/`then`: a column''s stored bytes in total; for WAL and spill, the bytes over `period` (what pg_stat_wal, pg_stat_replication_slots or the archive''s WAL observed: measured, not extrapolated), and `per_day_now`/`per_day_then` the same scaled to a day. Columns storing under 1 MB each are one row (`verbose => true` lists them). CPU is the server''s own code. The rules are in the README.',
+SELECT format('`SELECT * FROM compresslab.advise(%L)` on database `%s` (%s): one row per decision. `now`/`then`: a column''s stored bytes in total; for WAL and spill, the bytes over `period` (what pg_stat_wal, pg_stat_replication_slots or the archive''s WAL observed: measured, not extrapolated), and `per_day_now`/`per_day_then` the same scaled to a day. Columns storing under 1 MB each are one row (`verbose => true` lists them). CPU is the server''s own code. The rules are in docs/advisor.md.',
               :'budget', current_database(), pg_size_pretty(pg_database_size(current_database()))) AS advice_intro \gset
 \qecho :advice_intro
 \qecho

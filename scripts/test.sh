@@ -61,7 +61,7 @@ run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --
 
 # No backend may have crashed (no_crash_in_log, scripts/cluster.sh).
 # The end-to-end tests, cancel on 1 GB values (pgrx-tests/cancel.sh, promise 4), the upgrade
-# test and the README's tables against the catalogue, then memory_limited on a cluster
+# test and README.md and docs/ against the catalogue, then memory_limited on a cluster
 # limited to 1.5 GB per process.
 e2e() {
   local failed=0

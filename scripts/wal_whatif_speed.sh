@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How long wal_whatif takes per GB of WAL on this machine (the README's figure). On a throwaway
+# How long wal_whatif takes per GB of WAL on this machine (docs/wal-whatif.md's figure). On a throwaway
 # cluster: pgbench -i (scale WHATIF_SCALE, default 20), then pgbench (2 clients, WHATIF_SECONDS,
 # default 120) with a checkpoint every 30 s so full-page images keep coming, all WAL kept in
 # pg_wal; then wal_whatif over all of it, in full and with sample => 0.1, timed.

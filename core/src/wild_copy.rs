@@ -100,7 +100,7 @@ pub unsafe fn copy16_pairs(src: *const u8, dst: *mut u8, len: usize) {
 /// bytes, the largest multiple of `off` up to the register width, until `len` bytes are out.
 /// Every store is independent of the others: no store waits for the load of the bytes the
 /// store before it wrote, as a chunked copy from `off` bytes back does (the store-to-load
-/// chain that made short periods slower than the C's memcpy doubling, issue 32). This is how
+/// chain that made short periods slower than the C's memcpy doubling). This is how
 /// liblz4 copies a match shorter than its chunk, widened to 16 and 32 bytes.
 ///
 /// # Safety
@@ -150,7 +150,7 @@ pub unsafe fn repeat_tail(dst: *mut u8, off: usize, len: usize) {
 /// match is written; only its first `off` bytes are used) and the largest multiple of `off`
 /// up to 16, the stride at which 16-byte stores of them stay in phase. Built in registers:
 /// stores from it wait on no store of the match itself (a load spanning two fresh 8-byte
-/// stores cannot be forwarded, which left period 8 slower than the C, issue 32).
+/// stores cannot be forwarded, which left period 8 slower than the C).
 #[inline(always)]
 pub fn pattern16(seed: u128, off: usize) -> ([u8; 16], usize) {
     debug_assert!((1..16).contains(&off));
@@ -206,7 +206,7 @@ pub unsafe fn store_pattern16(dst: *mut u8, v: [u8; 16], step: usize, len: usize
 /// repetition twice as long, the next one of that a repetition four times as long, and so on;
 /// a 273-byte match 32 back is four memcpy calls. Nothing is written past `dst + len`.
 ///
-/// For offsets of 32 and more this beat every register pattern tried (issue 32: period 32
+/// For offsets of 32 and more this beat every register pattern tried (period 32
 /// decoded at 0.66-0.93 of the C with chunked copies or patterns stored from registers,
 /// 1.00-1.05 with this); below 32 [`repeat_tail`] and [`store_pattern16`] are faster.
 ///

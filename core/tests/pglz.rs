@@ -670,7 +670,7 @@ fn encode_items(items: &[std::result::Result<(usize, usize), u8>]) -> Vec<u8> {
     c
 }
 
-/// The short-offset copies of the decoder (issue 32: the register pattern of
+/// The short-offset copies of the decoder (the every-shape goals: the register pattern of
 /// `wild_copy::repeat_tail` in the fast loop, the doubling of `forward_copy_exact` in the
 /// checked loop): every offset 1..=64, every match length 3..=273, the match followed by 0 to
 /// 64 literals (so it ends at every distance from the end of the output around the fast
@@ -1032,7 +1032,7 @@ proptest! {
     }
 }
 
-/// Issue 31, item 3: the ticking decoder, its fast loop cut at any tick point, gives the same
+/// Cancel within a second: the ticking decoder, its fast loop cut at any tick point, gives the same
 /// bytes, lengths and errors as the plain one, on real data, damaged data and garbage, with
 /// and without `check_complete`.
 #[test]

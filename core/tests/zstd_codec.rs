@@ -177,7 +177,7 @@ fn a_frame_holding_less_than_it_declares_is_corrupt_on_every_path() {
     assert!(matches!(&err, CodecError::Corrupt(m) if m.contains("declares 2000000 bytes")), "{err:?}");
 }
 
-/// Issue 31, item 5: the 16-byte frame of the report declares 1,000,000,000 bytes and holds one
+/// The 16-byte frame of the 0.5.0 review declares 1,000,000,000 bytes and holds one
 /// empty raw block. It is refused as corrupt from its block headers, before any allocation
 /// (no size is offered to allocate, and the decoder refuses it before its first step).
 #[test]
@@ -194,7 +194,7 @@ fn a_tiny_frame_declaring_a_gigabyte_is_refused_before_allocating() {
     );
 }
 
-/// Issue 31, item 5: frames whose declared sizes add up past the limit are refused before the
+/// Frames whose declared sizes add up past the limit are refused before the
 /// first is decoded (the tick counts decoding steps: none ran).
 #[test]
 fn frames_declaring_more_than_the_limit_together_are_refused_before_decoding() {

@@ -33,7 +33,7 @@ SELECT length(compresslab.synthetic('zeros', (SELECT 1000000000))) AS generated_
 -- Checksums in 1-byte slices of 128 MB: the implementations are compared through a digest of
 -- their values, not a copy of them per family (which took 1 GB and aborted the server here).
 SELECT count(*) AS checksum_rows FROM compresslab.bench_crc(compresslab.synthetic('text', 128000000), '{1}', 1);
--- 20 million 2-byte records for the spill simulation (issue 31, item 2): an ERROR (53200) when
+-- 20 million 2-byte records for the spill simulation (a case of the 0.5.0 review): an ERROR (53200) when
 -- memory runs out, or the simulation's rows, never an abort of the server. The records are held
 -- in one fallibly grown buffer (60 MB here), not one allocation each; how far it gets under
 -- the limit may differ between majors.

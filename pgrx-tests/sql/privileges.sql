@@ -15,7 +15,7 @@ DROP ROLE IF EXISTS lab_reader;
 CREATE ROLE lab_user;
 CREATE ROLE lab_reader;
 GRANT pg_read_all_data, pg_read_server_files TO lab_reader;
--- As the README states: before USAGE on the schema, nothing; after it, the codec functions
+-- As docs/security.md states: before USAGE on the schema, nothing; after it, the codec functions
 -- on one's own bytes, and nothing that reads server files.
 SET ROLE lab_user;
 SELECT compresslab.crc32c('abc'::bytea);

@@ -1,5 +1,5 @@
--- Tiny inputs that claim a huge output are refused before the output is allocated (issue 31,
--- item 5): LZ4 and pglz data cannot expand more than 255 and 91 times, so a raw size beyond
+-- Tiny inputs that claim a huge output are refused before the output is allocated:
+-- LZ4 and pglz data cannot expand more than 255 and 91 times, so a raw size beyond
 -- that is XX001 at once; a zstd block holds at most what its header says (raw, RLE) or
 -- 128 KiB (compressed), so a frame declaring more than its blocks hold is XX001 too, and frames
 -- whose declared sizes add up past the limit are refused before the first is decoded. All

@@ -40,7 +40,7 @@ unsafe extern "C-unwind" {
 /// The reader's page callback: the server's `read_local_xlog_page_no_wait`, after a check for
 /// cancel. One record of hundreds of MB (a logical message) is read page by page inside one
 /// `XLogReadRecord` call, which checks for nothing: without this, a cancel waited for the
-/// whole record (3.4 s for 400 MB in issue 31). An ERROR here leaves the reader as the
+/// whole record (3.4 s for 400 MB in 0.5.0). An ERROR here leaves the reader as the
 /// server's own page readers do when they wait for WAL and are cancelled; `WalReader`'s drop
 /// frees it.
 #[pg_guard]

@@ -37,7 +37,7 @@ pub fn command() -> Command {
 
 /// The payload of the examples' `cg` mode: `pages`, `wal` or `text` (below), or 2 MB of a
 /// lab kind (`payload::synthetic`, seed 1), such as the repeated-pattern family `period1` ..
-/// `period64` and `runs` (issue 32).
+/// `period64` and `runs` (the every-shape goals).
 /// A name with a `/` is a file, read whole (`scripts/against_c.sh` hands the C harness and the
 /// examples the same bytes that way).
 pub fn named(name: &str) -> Vec<u8> {

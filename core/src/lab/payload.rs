@@ -68,7 +68,7 @@ crate::named_choices! {
 pub const SUITE_KINDS: &[SyntheticKind] =
     &[SyntheticKind::Zeros, SyntheticKind::Random, SyntheticKind::Text, SyntheticKind::Pgbench];
 
-/// The repeated-pattern family of issue 32, where decoders copy overlapping matches with
+/// The repeated-pattern family of the every-shape goals, where decoders copy overlapping matches with
 /// short offsets: every period, then single-byte runs inside random data.
 pub const REPEATED_KINDS: &[SyntheticKind] = &[
     SyntheticKind::Period1,

@@ -377,7 +377,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
                 doubling_copy(d, off, len);
             } else {
                 // 16..31 back: the 32 bytes just written, stored again every multiple of
-                // the period (issue 32: a chunked copy from 16 back waits on its own stores).
+                // the period (a chunked copy from 16 back waits on its own stores).
                 repeat_tail(d, off, len);
             }
         }
@@ -385,7 +385,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         // Offsets 8..=15: 16 bytes of the repetition built in a register from one load
         // (pattern16), stored every multiple of the period: at least 25 bytes whatever the
         // length, more only for longer matches (four 8-byte copies and a 16-byte reload of
-        // them, which cannot be forwarded, left period 8 below the C, issue 32). Loads reach
+        // them, which cannot be forwarded, left period 8 below the C). Loads reach
         // s + 16 <= d + 8, stores below d + max(len + 31, 32).
         let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(s as *const [u8; 16])), off);
         store_pattern16(d, v, step, len);

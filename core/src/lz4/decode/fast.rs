@@ -296,7 +296,7 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
         // SAFETY: reach len + 31 < len + 32 at op and at m < op; m + 16 <= op.
         unsafe { copy16_pairs(m, op, len) };
     } else if offset >= 16 {
-        // Offsets 16..31 (issue 32): the first 32 bytes of the match written, then stored
+        // Offsets 16..31: the first 32 bytes of the match written, then stored
         // again from registers every multiple of the period (repeat_tail).
         // SAFETY: two 16-byte moves reading m..m + 32, which ends at op + 32 - offset <= op +
         // 16, written by the first move; both write below op + 32 <= op + len + 13.
@@ -316,7 +316,7 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
 /// A match of 19 bytes or more at `op` with an offset of 1..15 (its source at `m`): 16 bytes of
 /// the repetition built in a register from one load of the bytes at m (pattern16), stored
 /// every multiple of the period; no store waits on another (8-byte stores read back as 16
-/// bytes cannot be forwarded, issue 32). A run of one byte, the commonest (zero fill,
+/// bytes cannot be forwarded). A run of one byte, the commonest (zero fill,
 /// padding), is its byte in every lane at a stride of 16 known to the compiler: `runs` from
 /// 1.0-1.3 to 1.7-2.3 times liblz4's speed (`bash scripts/against_c.sh "lz4 decompress, runs"`).
 /// Out of line: rare in most data, and inlined into the fast loop it took LZ4 decompression of

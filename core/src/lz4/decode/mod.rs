@@ -282,7 +282,7 @@ fn copy_match<const DICT: bool>(
     let end = op + len;
     if dst.len() - end < WILD_ROOM {
         // Near the end of the output: exact copies only, by doubling when the match
-        // overlaps (a block's last match, often its longest, ends here: issue 32).
+        // overlaps (a block's last match, often its longest, ends here).
         forward_copy_exact(dst, op, offset, len);
         return Ok(end);
     }

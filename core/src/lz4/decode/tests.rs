@@ -297,7 +297,7 @@ fn same_as_lz4_flex_on_garbage_and_damaged_blocks() {
     }
 }
 
-/// Issue 31, item 3: a long block ticks about once per TICK_BYTES of output, and to the same
+/// Cancel within a second: a long block ticks about once per TICK_BYTES of output, and to the same
 /// bytes as the plain decoder.
 #[test]
 fn long_blocks_tick_per_window() {
@@ -327,7 +327,7 @@ fn block_of_run(len: usize) -> Vec<u8> {
     out
 }
 
-/// The short-offset copies (issue 32: the register pattern of `wild_copy::repeat_tail` in
+/// The short-offset copies (the every-shape goals: the register pattern of `wild_copy::repeat_tail` in
 /// the fast loop, the doubling of `forward_copy_exact` in the careful path): every offset
 /// 1..=64, lengths around every chunk and step size, the match ending at every distance from
 /// the end of the block up to past the fast loop's room, after a lead of one period or more

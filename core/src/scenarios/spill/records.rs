@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(back, originals.iter().map(|r| r.as_slice()).collect::<Vec<_>>());
     }
 
-    /// Issue 31, item 2: memory is a small multiple of the records' bytes, whatever their size.
+    /// Memory is a small multiple of the records' bytes, whatever their size.
     #[test]
     fn tiny_records_take_one_length_byte_each() {
         let mut records = Records::new();
