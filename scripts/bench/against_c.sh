@@ -4,8 +4,8 @@
 # same bytes. The report's goal table says how far apart the
 # two are in the server; this says where the time goes on both sides (issue 32's raised goals).
 #
-#   bash scripts/against_c.sh [FILTER]      every row, or those whose name contains FILTER
-#   bash scripts/against_c.sh --branches [FILTER]
+#   bash scripts/bench/against_c.sh [FILTER]      every row, or those whose name contains FILTER
+#   bash scripts/bench/against_c.sh --branches [FILTER]
 #                                           instead of the clock, conditional branches and
 #                                           their mispredictions per input byte, both sides,
 #                                           from valgrind's branch simulator (cachegrind
@@ -34,12 +34,12 @@
 # against the C; with stores, the decoder's stores made but no match's source loaded from the
 # output, so the decoder's own row less this one is what loading bytes just written costs.
 # Payloads: `pg-wal` and `pg-pages` PostgreSQL's own WAL and heap pages (pg_payloads below);
-# `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
+# `text` is PostgreSQL's catalog descriptions (scripts/bench/callgrind.sh payload text, the
 # report's catalog text from postgres.bki); `pages` and `wal` the speed examples' synthetic
 # stand-ins; `random` incompressible bytes; `period1`, `period8`, `period32` and `runs` the lab's
 # repeated-pattern kinds of those names (2 MB, seed 1), whose matches overlap themselves.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 branches=
 if [[ ${1:-} == --branches ]]; then
   branches=1
@@ -190,7 +190,7 @@ for m in map(json.loads, sys.stdin):
 
 # Payload files both sides read.
 declare -A file
-file[text]=$(bash scripts/callgrind.sh payload text)
+file[text]=$(bash scripts/bench/callgrind.sh payload text)
 for name in pages wal random period1 period8 period32 runs; do
   file[$name]=$work/$name
   [[ -s ${file[$name]} ]] || "${exe[pglz_speed]}" cg dump "$name" 0 0 >"${file[$name]}"

@@ -9,7 +9,7 @@
 # what a loaded machine stretches, wall what it was this time), and of zeroing a fresh result
 # of that size first (ResultBytea::zeroed, palloc0), uninterruptible too.
 #
-#   scripts/c_call_bounds.sh [SIZE]
+#   scripts/bench/c_call_bounds.sh [SIZE]
 set -euo pipefail
 size=${1:-1000000000}
 dir=$(mktemp -d)

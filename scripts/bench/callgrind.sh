@@ -3,14 +3,14 @@
 # busy machine gives the same figures as an idle one, so two builds or two commits can be
 # compared at any time (the clock cannot: BENCHMARKS.md, "Method").
 #
-#   bash scripts/callgrind.sh [-r REV] [FILTER]      every synthetic row, or those whose name
+#   bash scripts/bench/callgrind.sh [-r REV] [FILTER]      every synthetic row, or those whose name
 #                                                    contains FILTER ("pglz", "lz4 decompress")
-#   bash scripts/callgrind.sh [-r REV] catalog       pglz and pglz_fast on the catalog text,
+#   bash scripts/bench/callgrind.sh [-r REV] catalog       pglz and pglz_fast on the catalog text,
 #                                                    2 KB and 8 KB slices
-#   bash scripts/callgrind.sh [-r REV] file PAYLOAD SLICE [fast]    one pglz row on PAYLOAD
-#   bash scripts/callgrind.sh [-r REV] crc SIZE      one crc32c call on SIZE bytes
-#   bash scripts/callgrind.sh [-r REV] table         every count BENCHMARKS.md quotes
-#   bash scripts/callgrind.sh payload NAME           the path of a payload file (below)
+#   bash scripts/bench/callgrind.sh [-r REV] file PAYLOAD SLICE [fast]    one pglz row on PAYLOAD
+#   bash scripts/bench/callgrind.sh [-r REV] crc SIZE      one crc32c call on SIZE bytes
+#   bash scripts/bench/callgrind.sh [-r REV] table         every count BENCHMARKS.md quotes
+#   bash scripts/bench/callgrind.sh payload NAME           the path of a payload file (below)
 #
 # Synthetic rows: one pass of one operation over one synthetic 2 MB payload (pages, wal, text;
 # core/examples/synthetic; and for decompression in 8 KB slices the repeated-pattern family,
@@ -50,7 +50,7 @@
 # (crc_speed came with it; pglz_speed takes these arguments since 0.2.0), the synthetic rows from
 # bae0092 on. Run one call at a time: builds of different revisions share target/callgrind/rev.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$(pwd)
 
 rev=
@@ -115,7 +115,7 @@ PY
 }
 
 # `payload NAME`: the path of a payload file, made if missing, and nothing built
-# (scripts/against_c.sh gives the C the same catalog text).
+# (scripts/bench/against_c.sh gives the C the same catalog text).
 if [[ $mode == payload ]]; then
   payload "${2:?payload name}"
   exit 0
