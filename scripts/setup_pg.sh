@@ -10,7 +10,7 @@
 #   16: the PyPI wheel pgserver (PostgreSQL 16.2 with its server headers and pg_regress, but
 #       built without lz4 and zstd and without contrib), unpacked whole into
 #       $COMPRESSLAB_CACHE/pg16 (its programs find their libpq in ../../../pgserver.libs). Enough
-#       to build, load and smoke-test compresslab on 16 (pgrx-tests/smoke_pg16.sh), not for the
+#       to build, load and smoke-test compresslab on 16 (pgrx-tests/t/smoke_pg16.sh), not for the
 #       suites: no server lz4/zstd, no pg_walinspect or pageinspect to check against.
 # The Debian archive is the one this machine's apt already uses: its URI is read from
 # /etc/apt/sources.list.d/ at run time, and the extra suites are fetched with a private apt

@@ -13,60 +13,53 @@
 # script to change. The listings are kept in pgrx-tests/results/upgrade/.
 # Ends with the line "N passed, N failed"; exits non-zero if any upgrade failed.
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-out="$here/results/upgrade"
+HARNESS=upgrade
+source "$(dirname "$0")/lib.sh"
+out="$PGRX_TESTS/results/upgrade"
 rm -rf "$out" && mkdir -p "$out"
-export PGOPTIONS="-c client_min_messages=warning -c lc_messages=C"
-psql_q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
-current=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)
+current=$(current_version)
 installed=$(psql_q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'compresslab'")
-if [[ "$installed" != "$current" ]]; then
-  echo "upgrade: the installed compresslab is '${installed:-not installed}', Cargo.toml says $current: install it first (scripts/cluster.sh install_extension)"
-  exit 1
-fi
+[[ "$installed" == "$current" ]] ||
+  die "the installed compresslab is '${installed:-not installed}', Cargo.toml says $current: install it first (scripts/cluster.sh install_extension)"
 
-# The frozen releases: sql/compresslab--X.sql, oldest first.
-mapfile -t frozen < <(find "$root/sql" -maxdepth 1 -name 'compresslab--*.sql' ! -name 'compresslab--*--*' -printf '%f\n' |
-  sed 's/^compresslab--\(.*\)\.sql$/\1/' | grep -vxF "$current" | sort -V)
+mapfile -t frozen < <(frozen_releases)
 if ((${#frozen[@]} == 0)); then
   echo "upgrade: no earlier release frozen in sql/ (compresslab--X.sql): nothing to upgrade from"
-  echo "0 passed, 0 failed"
-  exit 0
+  finish
+  exit
 fi
 
-catalogue() { psql_q -d "$1" -f "$here/catalogue.sql" >"$out/$1.csv"; }
+catalogue() { psql_q -d "$1" -f "$PGRX_TESTS/catalogue.sql" >"$out/$1.csv"; }
 
 psql_q -d postgres -c "DROP DATABASE IF EXISTS upgrade_fresh" -c "CREATE DATABASE upgrade_fresh" &&
   psql_q -d upgrade_fresh -c "CREATE EXTENSION compresslab" && catalogue upgrade_fresh ||
-  { echo "upgrade: CREATE EXTENSION compresslab (version $current) failed"; exit 1; }
+  die "CREATE EXTENSION compresslab (version $current)"
 
-passed=0 failed=0
 for from in "${frozen[@]}"; do
   db="upgrade_from_${from//[^0-9a-zA-Z]/_}"
   label="$from -> $current"
   if ! psql_q -d postgres -c "SELECT 1 FROM pg_available_extension_versions WHERE name = 'compresslab' AND version = '$from'" | grep -qx 1; then
-    echo "upgrade: $label ... FAILED: sql/compresslab--$from.sql is not installed (scripts/cluster.sh install_extension installs it)"
-    failed=$((failed + 1)); continue
+    fail "$label" "sql/compresslab--$from.sql is not installed (scripts/cluster.sh install_extension installs it)"
+    continue
   fi
   path=$(psql_q -d postgres -c "SELECT path FROM pg_extension_update_paths('compresslab') WHERE source = '$from' AND target = '$current'")
   if [[ -z "$path" ]]; then
-    echo "upgrade: $label ... FAILED: no chain of update scripts leads from $from to $current; add sql/compresslab--<last release>--$current.sql"
-    failed=$((failed + 1)); continue
+    fail "$label" "no chain of update scripts leads from $from to $current; add sql/compresslab--<last release>--$current.sql"
+    continue
   fi
   scripts=$(awk -F'--' '{for (i = 1; i < NF; i++) printf "%ssql/compresslab--%s--%s.sql", (i > 1 ? ", " : ""), $i, $(i + 1)}' <<<"$path")
   if ! psql_q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >"$out/$db.log" 2>&1 ||
      ! psql_q -d "$db" -c "CREATE EXTENSION compresslab VERSION '$from'" >>"$out/$db.log" 2>&1; then
-    echo "upgrade: $label ... FAILED: CREATE EXTENSION compresslab VERSION '$from' with the current library:"
+    fail "$label" "CREATE EXTENSION compresslab VERSION '$from' with the current library:"
     sed 's/^/  /' "$out/$db.log"
     echo "  (every C symbol of sql/compresslab--$from.sql must still exist in the library)"
-    failed=$((failed + 1)); continue
+    continue
   fi
   if ! psql_q -d "$db" -c "ALTER EXTENSION compresslab UPDATE" >>"$out/$db.log" 2>&1; then
-    echo "upgrade: $label ... FAILED: ALTER EXTENSION compresslab UPDATE (path $path: $scripts):"
+    fail "$label" "ALTER EXTENSION compresslab UPDATE (path $path: $scripts):"
     sed 's/^/  /' "$out/$db.log"
-    failed=$((failed + 1)); continue
+    continue
   fi
   catalogue "$db"
   if python3 - "$out/upgrade_fresh.csv" "$out/$db.csv" "$label" "$scripts" <<'EOF'; then
@@ -114,15 +107,12 @@ sys.exit(1)
 EOF
     # The updated extension also works: the library answers for the new version.
     if [[ "$(psql_q -d "$db" -c "SELECT compresslab.version()")" == "$current" ]]; then
-      echo "upgrade: $label ... ok (path $path: $scripts)"
-      passed=$((passed + 1))
+      pass "$label" "(path $path: $scripts)"
     else
-      echo "upgrade: $label ... FAILED: compresslab.version() after the update is not $current"
-      failed=$((failed + 1))
+      fail "$label" "compresslab.version() after the update is not $current"
     fi
   else
     failed=$((failed + 1))
   fi
 done
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish
