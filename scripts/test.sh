@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: set up what is missing, then run the gates and every test layer.
 #   0. gates: rustfmt (cargo fmt --check) and clippy with -D warnings (every unsafe block
-#      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml)
+#      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml); pyflakes over
+#      every Python program
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
 #   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
@@ -51,10 +52,18 @@ print("\n".join(errors) or f"META.json: complete, version {version}")
 sys.exit(1 if errors else 0)
 PY
 }
-gates() {
-  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings && meta_json
+# Every Python program of the repository (the scripts' helpers, which no compiler reads)
+# through pyflakes: undefined names, unused imports and variables, syntax errors.
+python_lint() {
+  local files
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.py')
+  ((${#files[@]} == 0)) || pyflakes3 "${files[@]}"
 }
-run_layer "gates (fmt, clippy, META.json)" gates
+gates() {
+  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings && meta_json &&
+    python_lint
+}
+run_layer "gates (fmt, clippy, META.json, pyflakes)" gates
 run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
@@ -84,7 +93,7 @@ trap - EXIT
 run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/t/package.sh'
 # A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
 run_layer "fuzz (smoke)" scripts/fuzz.sh 5
-layers=("gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
+layers=("gates (fmt, clippy, META.json, pyflakes)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
 for major in ${COMPRESSLAB_TEST_PG-16 17 18}; do
   if ((major == 16)); then
     # 16's only server here lacks lz4, zstd and contrib: a smoke test, not the suites.

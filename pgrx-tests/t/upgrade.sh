@@ -62,49 +62,7 @@ for from in "${frozen[@]}"; do
     continue
   fi
   catalogue "$db"
-  if python3 - "$out/upgrade_fresh.csv" "$out/$db.csv" "$label" "$scripts" <<'EOF'; then
-import csv, sys
-
-def load(path):
-    rows = {}
-    with open(path, newline="") as f:
-        for obj, prop, value in csv.reader(f):
-            rows.setdefault(obj, {})[prop] = value
-    return rows
-
-fresh, upgraded = load(sys.argv[1]), load(sys.argv[2])
-label, scripts = sys.argv[3], sys.argv[4]
-missing = sorted(set(fresh) - set(upgraded))
-extra = sorted(set(upgraded) - set(fresh))
-changed = [o for o in sorted(set(fresh) & set(upgraded)) if fresh[o] != upgraded[o]]
-if not (missing or extra or changed):
-    sys.exit(0)
-print(f"upgrade: {label} ... FAILED: the updated extension differs from a fresh CREATE EXTENSION;"
-      f" bring {scripts} up to date:")
-if missing:
-    print("  missing after the update (create them in the script):")
-    for o in missing:
-        print(f"    {o}")
-        for p in ("arguments", "result", "volatility", "strict", "parallel", "C symbol or body",
-                  "attributes", "comment"):
-            if fresh[o].get(p):
-                print(f"      {p}: {fresh[o][p]}")
-if extra:
-    print("  left over after the update (drop them in the script):")
-    for o in extra:
-        print(f"    {o}")
-if changed:
-    print("  different (make the script give what a fresh install has):")
-    for o in changed:
-        print(f"    {o}")
-        for p in sorted(set(fresh[o]) | set(upgraded[o])):
-            a, b = upgraded[o].get(p, "(none)"), fresh[o].get(p, "(none)")
-            if a != b:
-                print(f"      {p}:")
-                print(f"        after the update: {a}")
-                print(f"        fresh install:    {b}")
-sys.exit(1)
-EOF
+  if "$PGRX_TESTS/t/catalogue_diff.py" "$out/upgrade_fresh.csv" "$out/$db.csv" >"$out/$db.diff"; then
     # The updated extension also works: the library answers for the new version.
     if [[ "$(psql_q -d "$db" -c "SELECT compresslab.version()")" == "$current" ]]; then
       pass "$label" "(path $path: $scripts)"
@@ -112,7 +70,8 @@ EOF
       fail "$label" "compresslab.version() after the update is not $current"
     fi
   else
-    failed=$((failed + 1))
+    fail "$label" "the updated extension differs from a fresh CREATE EXTENSION; bring $scripts up to date:"
+    cat "$out/$db.diff"
   fi
 done
 finish

@@ -88,28 +88,7 @@ payload() {
     *) [[ -f $name ]] || { echo "callgrind: no payload or file $name" >&2; exit 2; }; echo "$name"; return ;;
   esac
   if [[ ! -s $file ]]; then
-    python3 - "$name" "$file" "$(pg_config --sharedir)/postgres.bki" <<'PY'
-import random, re, sys
-name, out, bki = sys.argv[1:4]
-if name == "random":
-    data = random.Random(1).randbytes(1 << 20)
-elif name == "zeros":
-    data = bytes(1 << 20)
-else:
-    rows, inside = [], False
-    for line in open(bki, encoding="utf-8"):
-        line = line.rstrip("\n")
-        if line == "open pg_description":
-            inside = True
-        elif line == "close pg_description":
-            break
-        elif inside:
-            m = re.fullmatch(r"insert \( (\d+) (\d+) (\d+) (?:'(.*)'|(\S+)) \)", line)
-            text = m[4].replace("''", "'") if m[4] is not None else m[5]
-            rows.append((int(m[1]), int(m[2]), int(m[3]), text))
-    data = (" ".join(r[3] for r in sorted(rows)) * 8).encode()
-open(out, "wb").write(data)
-PY
+    "$repo/scripts/bench/payload.py" "$name" "$file" "$(pg_config --sharedir)/postgres.bki"
   fi
   echo "$file"
 }
@@ -131,11 +110,7 @@ done
 declare -A exe
 while read -r name path; do exe[$name]=$path; done < <(
   cd "$src" && CARGO_TARGET_DIR=$build_dir nice -n 5 cargo build --quiet --release -p compresslab-core \
-    "${examples[@]}" --message-format=json |
-    python3 -c 'import json, sys
-for m in map(json.loads, sys.stdin):
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["target"]["name"], m["executable"])')
+    "${examples[@]}" --message-format=json | "$repo/scripts/bench/cargo_executables.py")
 [[ -n ${exe[pglz_speed]:-} ]] || { echo "callgrind: the build failed" >&2; exit 1; }
 
 # Total instructions of one run, and the largest inclusive cost among functions whose name
