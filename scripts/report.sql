@@ -168,7 +168,7 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
 \ir bench/sql_vs_c.sql
 \qecho '```'
 \qecho
-\qecho 'The same on repeated patterns, whose matches overlap themselves (issue 32): 32 values of 4 MB of `synthetic()`''s `period32`, then of `runs`:'
+\qecho 'The same on repeated patterns, whose matches overlap themselves: 32 values of 4 MB of `synthetic()`''s `period32`, then of `runs`:'
 \qecho
 \qecho '```'
 \set sql_vs_c_kind period32
@@ -199,7 +199,7 @@ SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps
 \qecho
 \qecho '### The speed goals on PostgreSQL' :server_version ', each beside its figure'
 \qecho
-\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; repeated patterns and runs are `bench_synthetic`''s kinds period1 to period64 and runs (1 MB, seed 1, 8 KB slices); LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks. `raised_x`: the raised goals of issue 32 where it raised one (what bounds them: `bash scripts/bench/against_c.sh`, BENCHMARKS.md).'
+\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; repeated patterns and runs are `bench_synthetic`''s kinds period1 to period64 and runs (1 MB, seed 1, 8 KB slices); LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks. `raised_x`: the raised goal, for the kernels that have one (what bounds them: `bash scripts/bench/against_c.sh`, BENCHMARKS.md).'
 \qecho
 CREATE TEMP TABLE toast_sized AS
 SELECT 'catalog text, ' || s / 1024 || ' KB values' AS payload, b.*

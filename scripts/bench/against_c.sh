@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What bounds our codecs against PostgreSQL's own C, outside the server: for each operation and
 # payload, the time and the instructions of one pass, ours and the C's, per input byte, on the
-# same bytes. The report's goal table says how far apart the
-# two are in the server; this says where the time goes on both sides (issue 32's raised goals).
+# same bytes. The report's goal table says how far apart the two are in the server; this says
+# where the time goes on both sides.
 #
 #   bash scripts/bench/against_c.sh [FILTER]      every row, or those whose name contains FILTER
 #   bash scripts/bench/against_c.sh --branches [FILTER]
@@ -169,7 +169,8 @@ for payload in pages wal text pg-pages pg-wal; do
   row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
   row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
 done
-# Repeated patterns and runs (issue 32's shapes, 2 MB, seed 1, 8 KB slices as the report's).
+# Repeated patterns and runs, whose matches overlap themselves (2 MB, seed 1, 8 KB slices as the
+# report's).
 for payload in period1 period8 period32 runs; do
   row "pglz exact, $payload 8192" "$pglz cg exact" "$work/pgc exact" "$payload" 8192
   row "pglz_fast against the C's exact, $payload 8192" "$pglz cg fast" "$work/pgc exact" "$payload" 8192

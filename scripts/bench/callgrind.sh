@@ -155,7 +155,7 @@ synthetic_rows() {
       done
     done
   done
-  # The repeated-pattern family (issue 32), decompression of 8 KB slices, at revisions whose
+  # The repeated-pattern family, decompression of 8 KB slices, at revisions whose
   # examples know these payloads.
   if "${exe[lz4_speed]}" cg decompress runs 8192 0 2>/dev/null; then
     for payload in period1 period2 period4 period8 period16 period32 period64 runs; do
