@@ -36,6 +36,7 @@
 # labels (substrings) to run alone.
 set -uo pipefail
 HARNESS=cancel
+# shellcheck source=pgrx-tests/t/lib.sh
 source "$(dirname "$0")/lib.sh"
 export PGDATABASE=e2e_cancel
 LIMIT_SECONDS=${LIMIT_SECONDS:-1.0}
@@ -161,9 +162,9 @@ now() { date +%s.%N; }
 
 # Run case $1 (1-based): passes or fails it.
 run_case() {
-  local n=$1 label declare call delay sql pid t0 t1 seconds waited=0 psql_pid
-  IFS='|' read -r label declare call delay <<<"${cases[n - 1]}"
-  sql="DO \$cancel\$ DECLARE $declare BEGIN
+  local n=$1 label declaration call delay sql pid t0 t1 seconds waited=0 psql_pid
+  IFS='|' read -r label declaration call delay <<<"${cases[n - 1]}"
+  sql="DO \$cancel\$ DECLARE $declaration BEGIN
   PERFORM pg_catalog.set_config('application_name', 'cancel-ready-$n', false);
   PERFORM $call;
 END \$cancel\$"

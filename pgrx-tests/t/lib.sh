@@ -7,7 +7,7 @@
 
 # pgrx-tests/: sql/, expected/, catalogue.sql, and results/ for what the harnesses keep.
 PGRX_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../../scripts/cluster.sh
+# shellcheck source=scripts/cluster.sh
 source "$PGRX_TESTS/../scripts/cluster.sh"
 export PATH="$PG_BINDIR:$PATH"
 # Messages in English, whatever the cluster's locale: the harnesses match them.

@@ -12,6 +12,7 @@
 # Runs as root (it writes into PostgreSQL's directories). Exits non-zero on any failure.
 set -euo pipefail
 HARNESS=package
+# shellcheck source=pgrx-tests/t/lib.sh
 source "$(dirname "$0")/lib.sh"
 root=$COMPRESSLAB_ROOT
 version=$(current_version)

@@ -8,6 +8,7 @@
 # Ends with "N passed, N failed".
 set -uo pipefail
 HARNESS="report --dbname"
+# shellcheck source=pgrx-tests/t/lib.sh
 source "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -8,6 +8,7 @@
 # Ends with the line "N passed, N failed"; exits non-zero if any test failed.
 set -uo pipefail
 HARNESS=e2e
+# shellcheck source=pgrx-tests/t/lib.sh
 source "$(dirname "$0")/lib.sh"
 # PG_CONFIG's pg_regress, told where its psql is (--bindir: a relocated installation's
 # pg_regress would look where it was built).

@@ -14,6 +14,7 @@ PG_CONFIG=$(tail -1 "$setup_log")
 rm -f "$setup_log"
 export PG_CONFIG
 HARNESS="smoke pg16"
+# shellcheck source=pgrx-tests/t/lib.sh
 source pgrx-tests/t/lib.sh
 install_extension --no-lto && cluster_start smoke-16 || exit 1
 out=$(psql -X -At -F ' | ' -f "$PGRX_TESTS/smoke/pg16.sql") || { echo "$out"; exit 1; }

@@ -9,6 +9,7 @@
 # The standby is stopped and removed on exit. Ends with "N passed, N failed".
 set -uo pipefail
 HARNESS=standby
+# shellcheck source=pgrx-tests/t/lib.sh
 source "$(dirname "$0")/lib.sh"
 primary_host=$PGHOST primary_port=$PGPORT
 primary() { psql_q -h "$primary_host" -p "$primary_port" -d standby_test "$@"; }

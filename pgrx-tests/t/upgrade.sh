@@ -14,6 +14,7 @@
 # Ends with the line "N passed, N failed"; exits non-zero if any upgrade failed.
 set -uo pipefail
 HARNESS=upgrade
+# shellcheck source=pgrx-tests/t/lib.sh
 source "$(dirname "$0")/lib.sh"
 out="$PGRX_TESTS/results/upgrade"
 rm -rf "$out" && mkdir -p "$out"
