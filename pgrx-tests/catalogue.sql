@@ -1,6 +1,6 @@
 -- Everything CREATE EXTENSION / ALTER EXTENSION UPDATE leaves in the catalogue for compresslab,
 -- as (object, property, value) rows: every member of the extension (pg_depend, deptype 'e')
--- named by pg_describe_object, and what a user can see of it. pgrx-tests/upgrade.sh runs this
+-- named by pg_describe_object, and what a user can see of it. pgrx-tests/t/upgrade.sh runs this
 -- in a freshly created and in an updated database and compares the two.
 -- Output: CSV on standard output (values may hold newlines).
 COPY (

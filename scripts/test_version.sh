@@ -4,10 +4,10 @@
 #   scripts/test_version.sh N in-server   #[pg_test] tests inside PostgreSQL N (cargo pgrx test pgN)
 #   scripts/test_version.sh N package     scripts/package.sh's tarball for N (compresslab-<v>-pgN-
 #                                         <arch>.tar.gz), checked and installed over / by
-#                                         pgrx-tests/package.sh on a fresh cluster of N
-#   scripts/test_version.sh N e2e         pgrx-tests/run.sh (every pg_regress test, memory_limited
-#                                         on a memory-limited cluster), on 18 pgrx-tests/cancel.sh,
-#                                         pgrx-tests/upgrade.sh and pgrx-tests/standby.sh
+#                                         pgrx-tests/t/package.sh on a fresh cluster of N
+#   scripts/test_version.sh N e2e         pgrx-tests/t/run.sh (every pg_regress test, memory_limited
+#                                         on a memory-limited cluster), on 18 pgrx-tests/t/cancel.sh,
+#                                         pgrx-tests/t/upgrade.sh and pgrx-tests/t/standby.sh
 #                                         against the extension installed into N (built once,
 #                                         without the LTO rebuild of 15's layer); on 18, whose
 #                                         initdb turns data checksums on, the WAL tests (wal_fpi,
@@ -23,7 +23,7 @@ PG_CONFIG=$(tail -1 "$setup_log")
 rm -f "$setup_log"
 export PG_CONFIG
 source scripts/cluster.sh
-# psql, for upgrade.sh, from the same installation.
+# psql of the same installation (the harnesses of pgrx-tests/t/ put it first on the PATH too).
 export PATH="$PG_BINDIR:$PATH"
 
 case $layer in
@@ -35,27 +35,27 @@ case $layer in
     failed=0
     install_extension --no-lto && cluster_start "e2e-$major" || exit 1
     echo "e2e: PostgreSQL $major, data_checksums $(psql -X -At -c 'SHOW data_checksums')"
-    pgrx-tests/run.sh || failed=1
+    pgrx-tests/t/run.sh || failed=1
     # Cancel on 1 GB values: on 18 only (1 min 59 s there), as on 15 in scripts/test.sh.
-    if ((major >= 18)); then pgrx-tests/cancel.sh || failed=1; fi
-    pgrx-tests/upgrade.sh || failed=1
-    pgrx-tests/standby.sh || failed=1
+    if ((major >= 18)); then pgrx-tests/t/cancel.sh || failed=1; fi
+    pgrx-tests/t/upgrade.sh || failed=1
+    pgrx-tests/t/standby.sh || failed=1
     no_crash_in_log || failed=1
     cluster_stop
     if ((major >= 18)); then
       cluster_start "e2e-$major-nochecksums" --no-data-checksums || exit 1
       echo "e2e: PostgreSQL $major, data_checksums $(psql -X -At -c 'SHOW data_checksums')"
-      pgrx-tests/run.sh wal_fpi wal_whatif || failed=1
+      pgrx-tests/t/run.sh wal_fpi wal_whatif || failed=1
       no_crash_in_log || failed=1
       cluster_stop
     fi
     CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start "limited-$major" || exit 1
-    pgrx-tests/run.sh memory_limited || failed=1
+    pgrx-tests/t/run.sh memory_limited || failed=1
     no_crash_in_log || failed=1
     ((failed == 0))
     ;;
   package)
-    scripts/package.sh && pgrx-tests/package.sh
+    scripts/package.sh && pgrx-tests/t/package.sh
     ;;
   *) echo "test_version: unknown layer $layer (in-server, e2e or package)" >&2; exit 2 ;;
 esac

@@ -20,7 +20,7 @@
 //!
 //! `cg PAYLOAD SIZE PASSES`: PASSES passes of ours over every SIZE-byte slice of a payload (the
 //! other examples' `cg`: a synthetic kind or a file's path; timed with `PASS_CLOCK` set), for
-//! `scripts/against_c.sh`, which runs PostgreSQL's own `pg_comp_crc32c_sse42` the same way.
+//! `scripts/bench/against_c.sh`, which runs PostgreSQL's own `pg_comp_crc32c_sse42` the same way.
 
 use std::hint::black_box;
 use std::time::Instant;

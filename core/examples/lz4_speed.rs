@@ -7,7 +7,7 @@
 //! target/release/examples/lz4_speed cg compress|decompress|decompress_lz4_flex pages|wal|text|KIND SLICE PASSES
 //! ```
 //!
-//! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
+//! `cg` is for instruction counts (`scripts/bench/callgrind.sh`): PASSES passes of one operation
 //! over one synthetic payload cut into SLICE-byte slices, and nothing printed; the count of
 //! one pass is the difference between two runs with different PASSES, divided. With
 //! `PASS_CLOCK` set it times the passes instead (`synthetic::each_pass`). PAYLOAD may be a

@@ -11,7 +11,7 @@
 //! The output line has the same shape as the C harness used to measure
 //! PostgreSQL's own `pglz_compress` on the same files, so the two can be compared.
 //!
-//! `cg` is for instruction counts (`scripts/callgrind.sh`): PASSES passes of one operation
+//! `cg` is for instruction counts (`scripts/bench/callgrind.sh`): PASSES passes of one operation
 //! over one synthetic payload cut into SLICE-byte slices, and nothing printed; the count of
 //! one pass is the difference between two runs with different PASSES, divided. With
 //! `PASS_CLOCK` set it times the passes instead (`synthetic::each_pass`). PAYLOAD may be a
@@ -143,7 +143,7 @@ fn passes(args: &[String]) {
                 }
             });
         }
-        // The payload's bytes, for a harness in another language (scripts/against_c.sh).
+        // The payload's bytes, for a harness in another language (scripts/bench/against_c.sh).
         "dump" => std::io::Write::write_all(&mut std::io::stdout(), &data).expect("write the payload"),
         _ => panic!("operation: exact, fast, decompress, walk, walk_stores or dump"),
     }
@@ -180,7 +180,7 @@ const WALK_SCRATCH_ROOM: usize = 32;
 /// away. With `STORES` the decoder's stores are made too, into `scratch` (8 bytes of literals
 /// a run, 32 bytes a match), but a match stores its tag's bytes instead of loading its source
 /// from the output, so the difference to the decoder is what the loads of bytes just written
-/// cost (`scripts/against_c.sh "pglz walk"`, BENCHMARKS.md). `block` ends in [`WALK_PADDING`]
+/// cost (`scripts/bench/against_c.sh "pglz walk"`, BENCHMARKS.md). `block` ends in [`WALK_PADDING`]
 /// zero bytes after the compressed data, which the walk may read as literals at its end.
 /// Returns the output length walked.
 fn walk_items<const STORES: bool>(block: &[u8], raw: usize, scratch: &mut [u8]) -> usize {

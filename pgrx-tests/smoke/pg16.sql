@@ -1,4 +1,4 @@
--- The smoke test of PostgreSQL 16 (pgrx-tests/smoke_pg16.sh): every row is one check, `ok`
+-- The smoke test of PostgreSQL 16 (pgrx-tests/t/smoke_pg16.sh): every row is one check, `ok`
 -- must be true. 16's server here is the pgserver wheel's 16.2, built without lz4 and zstd and
 -- without contrib, so what needs those (the server's liblz4/libzstd, pg_walinspect,
 -- pageinspect) is checked on 15, 17 and 18 only; here: the extension loads, our codecs round

@@ -8,7 +8,7 @@ use compresslab_core::rng::SeededRng;
 
 /// What a speed example's command line asks for.
 pub enum Command {
-    /// `cg ARGS...`: instruction-count passes (`scripts/callgrind.sh`).
+    /// `cg ARGS...`: instruction-count passes (`scripts/bench/callgrind.sh`).
     Passes(Vec<String>),
     /// No arguments: every synthetic payload, each at the example's slice sizes.
     Synthetic(Vec<(String, Vec<u8>)>),
@@ -38,7 +38,7 @@ pub fn command() -> Command {
 /// The payload of the examples' `cg` mode: `pages`, `wal` or `text` (below), or 2 MB of a
 /// lab kind (`payload::synthetic`, seed 1), such as the repeated-pattern family `period1` ..
 /// `period64` and `runs` (the every-shape goals).
-/// A name with a `/` is a file, read whole (`scripts/against_c.sh` hands the C harness and the
+/// A name with a `/` is a file, read whole (`scripts/bench/against_c.sh` hands the C harness and the
 /// examples the same bytes that way).
 pub fn named(name: &str) -> Vec<u8> {
     if name.contains('/') {
@@ -121,7 +121,7 @@ pub fn synthetic() -> Vec<(String, Vec<u8>)> {
 }
 
 /// Runs `pass` `passes` times: silently for instruction counts, or, with `PASS_CLOCK` set in
-/// the environment (`scripts/against_c.sh`), after one untimed warm-up pass, each pass timed by
+/// the environment (`scripts/bench/against_c.sh`), after one untimed warm-up pass, each pass timed by
 /// the thread's CPU clock, printing the best and the median nanoseconds per byte of `bytes`.
 pub fn each_pass(passes: usize, bytes: usize, mut pass: impl FnMut()) {
     if std::env::var_os("PASS_CLOCK").is_none() {

@@ -9,7 +9,7 @@ use super::{
 use crate::scenarios::fpi::FpiRow;
 use crate::scenarios::wal::WalWhatIfRow;
 
-/// wal_whatif's cost (scripts/wal_whatif_speed.sh): seconds per GB of WAL to read it, and per
+/// wal_whatif's cost (scripts/bench/wal_whatif_speed.sh): seconds per GB of WAL to read it, and per
 /// GB to rebuild and compress every image under every setting.
 pub const READ_SECONDS_PER_GB: f64 = 0.4;
 pub const REPLAY_SECONDS_PER_GB: f64 = 4.5;

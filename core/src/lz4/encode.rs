@@ -325,7 +325,7 @@ impl<'a, const LIMITED: bool> Out<'a, LIMITED> {
 /// How many bytes from `a` on equal those from `b` on (`b < a`), not counting from `limit`
 /// on (`a <= limit <= src.len()`). What `bytes::common_prefix_unchecked` computes for the pglz
 /// encoders, without its last whole-word compare near the limit, which costs this encoder
-/// more than it saves (instructions: `bash scripts/callgrind.sh "lz4 compress"`).
+/// more than it saves (instructions: `bash scripts/bench/callgrind.sh "lz4 compress"`).
 #[inline(always)]
 fn count(src: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
     debug_assert!(b < a && a <= limit && limit <= src.len());

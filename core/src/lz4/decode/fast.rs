@@ -318,7 +318,7 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
 /// every multiple of the period; no store waits on another (8-byte stores read back as 16
 /// bytes cannot be forwarded). A run of one byte, the commonest (zero fill,
 /// padding), is its byte in every lane at a stride of 16 known to the compiler: `runs` from
-/// 1.0-1.3 to 1.7-2.3 times liblz4's speed (`bash scripts/against_c.sh "lz4 decompress, runs"`).
+/// 1.0-1.3 to 1.7-2.3 times liblz4's speed (`bash scripts/bench/against_c.sh "lz4 decompress, runs"`).
 /// Out of line: rare in most data, and inlined into the fast loop it took LZ4 decompression of
 /// page images from 0.99 to 0.92-0.93 of liblz4 in the report (BENCHMARKS.md, "What made the
 /// difference", d659339 and 943a9ab).

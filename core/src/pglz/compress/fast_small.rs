@@ -248,7 +248,7 @@ pub(super) fn compress_fast_core<const BITS: u32, const EDGE: usize, const ALL: 
             // The test of `fast_in_reach` in positions: a slot of an earlier call
             // decodes past ip, the empty value to ip + base (over 4094). With the
             // helper here the compiler laid out the scan loop anew, with more
-            // instructions (scripts/callgrind.sh).
+            // instructions (scripts/bench/callgrind.sh).
             let reach = (MAX_DISTANCE - 1).min(ip);
             let (mut best_len, mut best_off) = (0usize, 0usize);
             let mut slot = prev;

@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # What bounds our codecs against PostgreSQL's own C, outside the server: for each operation and
 # payload, the time and the instructions of one pass, ours and the C's, per input byte, on the
-# same bytes. The report's goal table says how far apart the
-# two are in the server; this says where the time goes on both sides (the raised goals).
+# same bytes. The report's goal table says how far apart the two are in the server; this says
+# where the time goes on both sides.
 #
-#   bash scripts/against_c.sh [FILTER]      every row, or those whose name contains FILTER
-#   bash scripts/against_c.sh --branches [FILTER]
+#   bash scripts/bench/against_c.sh [FILTER]      every row, or those whose name contains FILTER
+#   bash scripts/bench/against_c.sh --branches [FILTER]
 #                                           instead of the clock, conditional branches and
 #                                           their mispredictions per input byte, both sides,
 #                                           from valgrind's branch simulator (cachegrind
 #                                           --branch-sim=yes: a table of 2-bit counters, no
 #                                           history, so a model of a CPU's predictor, not it)
 #
-# The C side is a small program built here against the files the PostgreSQL 15 packages install:
-# `pglz_compress` / `pglz_decompress` from libpgcommon.a, `pg_comp_crc32c` from libpgport.a
-# (a pointer to `pg_comp_crc32c_sse42` on this CPU, called through it as the server does; ours is
-# called through a function pointer too), and the system's liblz4 (`LZ4_compress_default`, `LZ4_decompress_safe`, the one
-# the server links). Ours are the core's speed examples (`core/examples/{pglz,lz4,crc}_speed.rs`,
-# `cg` mode, release profile). Both run the same loop: one pass is every slice of the payload
+# The C side is scripts/bench/against_c.c, built here (-Wall -Wextra -Werror) against the files
+# the PostgreSQL 15 packages install: `pglz_compress` / `pglz_decompress` from libpgcommon.a,
+# `pg_comp_crc32c` from libpgport.a (a pointer to `pg_comp_crc32c_sse42` on this CPU, called
+# through it as the server does; ours is called through a function pointer too), and the
+# system's liblz4 (`LZ4_compress_default`, `LZ4_decompress_safe`, the one the server links).
+# Ours are the core's speed examples (`core/examples/{pglz,lz4,crc}_speed.rs`, `cg` mode,
+# release profile). Both run the same loop: one pass is every slice of the payload
 # compressed (or decompressed, or checksummed) once; the C compresses pglz's blocks itself, with
 # the same result, since ours writes its bytes.
 #
@@ -34,12 +35,12 @@
 # against the C; with stores, the decoder's stores made but no match's source loaded from the
 # output, so the decoder's own row less this one is what loading bytes just written costs.
 # Payloads: `pg-wal` and `pg-pages` PostgreSQL's own WAL and heap pages (pg_payloads below);
-# `text` is PostgreSQL's catalog descriptions (scripts/callgrind.sh payload text, the
+# `text` is PostgreSQL's catalog descriptions (scripts/bench/callgrind.sh payload text, the
 # report's catalog text from postgres.bki); `pages` and `wal` the speed examples' synthetic
 # stand-ins; `random` incompressible bytes; `period1`, `period8`, `period32` and `runs` the lab's
 # repeated-pattern kinds of those names (2 MB, seed 1), whose matches overlap themselves.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 branches=
 if [[ ${1:-} == --branches ]]; then
   branches=1
@@ -57,140 +58,17 @@ lz4=$(ldconfig -p | awk '/liblz4\.so\.1 / && !found { print $NF; found = 1 }')
 
 work=target/against_c
 mkdir -p "$work"
-cat >"$work/pgc.c" <<'C'
-/* pgc OP PAYLOAD SLICE PASSES: OP is exact, decompress (pglz), lz4_compress, lz4_decompress or
- * crc; PASSES passes over PAYLOAD's SLICE-byte slices, silently, or with PASS_CLOCK set, timed
- * after a warm-up pass: best and median ns per byte (as synthetic::each_pass in the examples);
- * with PASS_BYTES set, the bytes a pass counts (a decompression's: its accepted slices'). */
-#define _GNU_SOURCE
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-typedef struct { int32_t min_input_size, max_input_size, min_comp_rate, first_success_by, match_size_good, match_size_drop; } PGLZ_Strategy;
-extern const PGLZ_Strategy *const PGLZ_strategy_default;
-int32_t pglz_compress(const char *source, int32_t slen, char *dest, const PGLZ_Strategy *strategy);
-int32_t pglz_decompress(const char *source, int32_t slen, char *dest, int32_t rawsize, bool check_complete);
-/* Called as the server calls it: through the pointer its first call sets (to the SSE4.2 code here). */
-extern uint32_t (*pg_comp_crc32c)(uint32_t crc, const void *data, size_t len);
-int LZ4_compressBound(int inputSize);
-int LZ4_compress_default(const char *src, char *dst, int srcSize, int dstCapacity);
-int LZ4_decompress_safe(const char *src, char *dst, int compressedSize, int dstCapacity);
-
-static const char *op;
-static char *data, *out, *raw;
-static long size, slice, nslices;
-static char **blocks;
-static int *blen, *rlen;
-static volatile uint32_t sink;
-
-enum { EXACT, DECOMPRESS, LZ4_COMPRESS, LZ4_DECOMPRESS, CRC } kind;
-
-/* One loop per operation, chosen once: no test of the operation inside the loop. */
-static void pass(void) {
-    switch (kind) {
-    case EXACT:
-        for (long i = 0; i < nslices; i++) sink += pglz_compress(data + i * slice, rlen[i], out, PGLZ_strategy_default);
-        break;
-    case LZ4_COMPRESS:
-        for (long i = 0; i < nslices; i++) sink += LZ4_compress_default(data + i * slice, out, rlen[i], 2 * slice + 64);
-        break;
-    case CRC:
-        for (long i = 0; i < nslices; i++) sink ^= pg_comp_crc32c(0xFFFFFFFF, data + i * slice, rlen[i]) ^ 0xFFFFFFFF;
-        break;
-    case DECOMPRESS:
-        for (long i = 0; i < nslices; i++)
-            if (blen[i] >= 0) sink += pglz_decompress(blocks[i], blen[i], raw, rlen[i], true);
-        break;
-    case LZ4_DECOMPRESS:
-        for (long i = 0; i < nslices; i++)
-            if (blen[i] >= 0) sink += LZ4_decompress_safe(blocks[i], raw, blen[i], rlen[i]);
-        break;
-    }
-}
-
-static double cpu(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-int main(int argc, char **argv) {
-    if (argc != 5) { fprintf(stderr, "usage: pgc OP PAYLOAD SLICE PASSES\n"); return 2; }
-    op = argv[1];
-    slice = atol(argv[3]);
-    long passes = atol(argv[4]);
-    FILE *f = fopen(argv[2], "rb");
-    if (!f) { perror(argv[2]); return 2; }
-    fseek(f, 0, SEEK_END); size = ftell(f); rewind(f);
-    data = malloc(size);
-    if (fread(data, 1, size, f) != (size_t) size) { perror("read"); return 2; }
-    fclose(f);
-    if (!strcmp(op, "exact")) kind = EXACT;
-    else if (!strcmp(op, "decompress")) kind = DECOMPRESS;
-    else if (!strcmp(op, "lz4_compress")) kind = LZ4_COMPRESS;
-    else if (!strcmp(op, "lz4_decompress")) kind = LZ4_DECOMPRESS;
-    else if (!strcmp(op, "crc")) kind = CRC;
-    else { fprintf(stderr, "pgc: no operation %s\n", op); return 2; }
-    nslices = (size + slice - 1) / slice;
-    out = malloc(2 * slice + 64);
-    raw = malloc(slice);
-    blocks = calloc(nslices, sizeof *blocks);
-    blen = calloc(nslices, sizeof *blen);
-    rlen = calloc(nslices, sizeof *rlen);
-    long bytes = size;
-    for (long i = 0; i < nslices; i++) rlen[i] = (int) (i == nslices - 1 ? size - i * slice : slice);
-    if (kind == DECOMPRESS || kind == LZ4_DECOMPRESS) {
-        bytes = 0;
-        for (long i = 0; i < nslices; i++) {
-            char *src = data + i * slice;
-            blen[i] = kind == DECOMPRESS ? pglz_compress(src, rlen[i], out, PGLZ_strategy_default)
-                                   : LZ4_compress_default(src, out, rlen[i], LZ4_compressBound(rlen[i]));
-            if (blen[i] < 0) continue;
-            blocks[i] = malloc(blen[i]);
-            memcpy(blocks[i], out, blen[i]);
-            bytes += rlen[i];
-        }
-    }
-    if (getenv("PASS_BYTES")) { printf("%ld\n", bytes); return 0; }
-    if (!getenv("PASS_CLOCK")) {
-        for (long p = 0; p < passes; p++) pass();
-        return 0;
-    }
-    pass();
-    double *ns = malloc((passes > 0 ? passes : 1) * sizeof *ns);
-    for (long p = 0; p < passes; p++) {
-        double t0 = cpu();
-        pass();
-        ns[p] = (cpu() - t0) * 1e9 / bytes;
-    }
-    qsort(ns, passes, sizeof *ns, cmp);
-    printf("%.4f %.4f\n", ns[0], ns[passes / 2]);
-    return 0;
-}
-C
-cc -O2 -o "$work/pgc" "$work/pgc.c" "$libdir/libpgcommon.a" "$libdir/libpgport.a" "$lz4"
+cc -O2 -Wall -Wextra -Werror -o "$work/pgc" scripts/bench/against_c.c "$libdir/libpgcommon.a" "$libdir/libpgport.a" "$lz4"
 
 declare -A exe
 while read -r name path; do exe[$name]=$path; done < <(
   CARGO_TARGET_DIR=target/against_c/cargo cargo build --quiet --release -p compresslab-core \
     --example pglz_speed --example lz4_speed --example crc_speed --message-format=json |
-    python3 -c 'import json, sys
-for m in map(json.loads, sys.stdin):
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["target"]["name"], m["executable"])')
+    scripts/bench/cargo_executables.py)
 
 # Payload files both sides read.
 declare -A file
-file[text]=$(bash scripts/callgrind.sh payload text)
+file[text]=$(bash scripts/bench/callgrind.sh payload text)
 for name in pages wal random period1 period8 period32 runs; do
   file[$name]=$work/$name
   [[ -s ${file[$name]} ]] || "${exe[pglz_speed]}" cg dump "$name" 0 0 >"${file[$name]}"
@@ -291,7 +169,8 @@ for payload in pages wal text pg-pages pg-wal; do
   row "lz4 compress, $payload 8192" "${exe[lz4_speed]} cg compress" "$work/pgc lz4_compress" "$payload" 8192
   row "lz4 decompress, $payload 8192" "${exe[lz4_speed]} cg decompress" "$work/pgc lz4_decompress" "$payload" 8192
 done
-# Repeated patterns and runs (the every-shape goals' payloads, 2 MB, seed 1, 8 KB slices as the report's).
+# Repeated patterns and runs, whose matches overlap themselves (2 MB, seed 1, 8 KB slices as the
+# report's).
 for payload in period1 period8 period32 runs; do
   row "pglz exact, $payload 8192" "$pglz cg exact" "$work/pgc exact" "$payload" 8192
   row "pglz_fast against the C's exact, $payload 8192" "$pglz cg fast" "$work/pgc exact" "$payload" 8192

@@ -8,18 +8,12 @@
 # (here the standby's own pg_wal, read as a directory of segments) reads there instead.
 # The standby is stopped and removed on exit. Ends with "N passed, N failed".
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+HARNESS=standby
+# shellcheck source=pgrx-tests/t/lib.sh
+source "$(dirname "$0")/lib.sh"
 primary_host=$PGHOST primary_port=$PGPORT
-# shellcheck source=../scripts/cluster.sh
-source "$here/../scripts/cluster.sh"
-export PGOPTIONS="-c client_min_messages=warning -c lc_messages=C"
-passed=0 failed=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "standby: $what ... ok"; passed=$((passed + 1)); else echo "standby: $what ... FAILED"; failed=$((failed + 1)); fi
-}
-primary() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$primary_host" -p "$primary_port" -d standby_test "$@"; }
-standby() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$standby_dir" -p "$standby_port" -d standby_test "$@"; }
+primary() { psql_q -h "$primary_host" -p "$primary_port" -d standby_test "$@"; }
+standby() { psql_q -h "$standby_dir" -p "$standby_port" -d standby_test "$@"; }
 
 psql -X -q -v ON_ERROR_STOP=1 -h "$primary_host" -p "$primary_port" -d postgres \
   -c "DROP DATABASE IF EXISTS standby_test" -c "CREATE DATABASE standby_test" >/dev/null || exit 1
@@ -75,5 +69,4 @@ standby -c "$whatif, wal_dir => 'pg_wal') ORDER BY 1" >"$standby_dir/standby_dir
 check "wal_whatif(wal_dir) on the standby equals the primary's" diff "$standby_dir/primary.txt" "$standby_dir/standby_dir.txt"
 
 psql -X -q -h "$primary_host" -p "$primary_port" -d postgres -c "DROP DATABASE standby_test" >/dev/null
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

@@ -12,7 +12,7 @@
 # fails, its input is too quick) and psql exited at most 1.0 s after the time taken before the
 # cancel (LIMIT_SECONDS). A case still running 15 s after its cancel is terminated and fails.
 # The checksums run 20 times in a row (CRC-32C does 1 GB in about 0.1 s). A cancel 0.2 s in
-# mostly lands in the zeroing of the result, so the encoders the issue measured and the lab
+# mostly lands in the zeroing of the result, so the LZ4, pglz and zstd encoders and the lab
 # are also cancelled 1.5 s in (inside their loops), and the slowest zstd levels 0.7, 1 and 2 s
 # in (into the library's set-up of its tables, some 700 MB at level 22 on 1 GB, which our
 # allocator touches a piece at a time, giving way to a pending cancel; and into its block loop).
@@ -35,22 +35,20 @@
 # "N passed, N failed"; exits non-zero if any case failed. Optional arguments: case numbers or
 # labels (substrings) to run alone.
 set -uo pipefail
-pg_config=${PG_CONFIG:-/usr/bin/pg_config}
-psql_bin="$("$pg_config" --bindir)/psql"
-export PGOPTIONS="-c client_min_messages=warning -c lc_messages=C"
+HARNESS=cancel
+# shellcheck source=pgrx-tests/t/lib.sh
+source "$(dirname "$0")/lib.sh"
 export PGDATABASE=e2e_cancel
 LIMIT_SECONDS=${LIMIT_SECONDS:-1.0}
 SIZE=1000000000
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-q() { "$psql_bin" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
-
 # The database, the extension and the inputs, written once as files in the data directory
 # (binary COPY, its 25-byte header and 2-byte trailer cut off) and read back by cancel_input().
 setup() {
-  q -d postgres -c 'DROP DATABASE IF EXISTS e2e_cancel' -c 'CREATE DATABASE e2e_cancel' || return 1
-  q <<SQL || return 1
+  psql_q -d postgres -c 'DROP DATABASE IF EXISTS e2e_cancel' -c 'CREATE DATABASE e2e_cancel' || return 1
+  psql_q <<SQL || return 1
 CREATE EXTENSION compresslab;
 CREATE FUNCTION public.cancel_input(name text) RETURNS bytea LANGUAGE sql
   AS \$\$ SELECT pg_catalog.pg_read_binary_file(pg_catalog.concat('cancel_', name, '.bin')) \$\$;
@@ -78,9 +76,9 @@ SQL
 } >/dev/null
 
 cleanup() {
-  q -c "COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; rm -f cancel_*.bin'" \
+  psql_q -c "COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; rm -f cancel_*.bin'" \
     -c "SELECT pg_catalog.pg_drop_replication_slot('e2e_cancel') FROM pg_catalog.pg_replication_slots WHERE slot_name OPERATOR(pg_catalog.=) 'e2e_cancel'" >/dev/null
-  q -d postgres -c 'DROP DATABASE IF EXISTS e2e_cancel'
+  psql_q -d postgres -c 'DROP DATABASE IF EXISTS e2e_cancel'
 }
 
 # label | the input's declaration (DECLARE section) | what PERFORM calls | seconds from ready to
@@ -149,7 +147,7 @@ cases=(
 
 # The WAL cases' range: one logical message of 400 MB, its WAL kept by a replication slot.
 setup_wal() {
-  q <<'SQL'
+  psql_q <<'SQL'
 SELECT 1 FROM pg_catalog.pg_create_physical_replication_slot('e2e_cancel', true);
 CREATE TABLE public.cancel_wal_range AS SELECT pg_catalog.pg_current_wal_insert_lsn() AS start_lsn;
 SELECT 1 FROM pg_catalog.pg_logical_emit_message(false, 'e2e_cancel',
@@ -162,11 +160,11 @@ SQL
 
 now() { date +%s.%N; }
 
-# Run case $1 (1-based); prints its line and returns non-zero on failure.
+# Run case $1 (1-based): passes or fails it.
 run_case() {
-  local n=$1 label declare call delay sql pid t0 t1 seconds waited=0 psql_pid
-  IFS='|' read -r label declare call delay <<<"${cases[n - 1]}"
-  sql="DO \$cancel\$ DECLARE $declare BEGIN
+  local n=$1 label declaration call delay sql pid t0 t1 seconds waited=0 psql_pid
+  IFS='|' read -r label declaration call delay <<<"${cases[n - 1]}"
+  sql="DO \$cancel\$ DECLARE $declaration BEGIN
   PERFORM pg_catalog.set_config('application_name', 'cancel-ready-$n', false);
   PERFORM $call;
 END \$cancel\$"
@@ -174,43 +172,43 @@ END \$cancel\$"
   # copy it into a constant (1 GB of memmove in the planner, which a cancel waits for) and,
   # for an immutable function, call it while planning.
   PGOPTIONS="$PGOPTIONS -c plan_cache_mode=force_generic_plan" \
-    "$psql_bin" -X -q -v VERBOSITY=verbose -c "$sql" >"$work/$n.out" 2>"$work/$n.err" &
+    psql -X -q -v VERBOSITY=verbose -c "$sql" >"$work/$n.out" 2>"$work/$n.err" &
   psql_pid=$!
   pid=
   while [[ -z $pid ]] && kill -0 "$psql_pid" 2>/dev/null; do
-    pid=$(q -c "SELECT pid FROM pg_catalog.pg_stat_activity WHERE application_name OPERATOR(pg_catalog.=) 'cancel-ready-$n'")
+    pid=$(psql_q -c "SELECT pid FROM pg_catalog.pg_stat_activity WHERE application_name OPERATOR(pg_catalog.=) 'cancel-ready-$n'")
     [[ -n $pid ]] || sleep 0.05
   done
   if [[ -z $pid ]]; then
     wait "$psql_pid"
-    printf '%-48s FAILED: never ready: %s\n' "$label" "$(tr '\n' ' ' <"$work/$n.err")"
-    return 1
+    fail "$label" "never ready: $(tr '\n' ' ' <"$work/$n.err")"
+    return
   fi
   sleep "${delay:-0.2}"
   t0=$(now)
-  q -c "SELECT pg_catalog.pg_cancel_backend($pid)" >/dev/null
+  psql_q -c "SELECT pg_catalog.pg_cancel_backend($pid)" >/dev/null
   while kill -0 "$psql_pid" 2>/dev/null && ((waited < 1500)); do
     sleep 0.01
     waited=$((waited + 1))
   done
   if kill -0 "$psql_pid" 2>/dev/null; then
-    q -c "SELECT pg_catalog.pg_terminate_backend($pid)" >/dev/null
+    psql_q -c "SELECT pg_catalog.pg_terminate_backend($pid)" >/dev/null
     wait "$psql_pid"
-    printf '%-48s FAILED: still running 15 s after the cancel (terminated)\n' "$label"
-    return 1
+    fail "$label" "still running 15 s after the cancel (terminated)"
+    return
   fi
   wait "$psql_pid"
   t1=$(now)
   seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
   if ! grep -q '57014' "$work/$n.err"; then
-    printf '%-48s FAILED: %s s, no 57014 (did it finish first?): %s\n' "$label" "$seconds" "$(tr '\n' ' ' <"$work/$n.err")"
-    return 1
+    fail "$label" "$seconds s, no 57014 (did it finish first?): $(tr '\n' ' ' <"$work/$n.err")"
+    return
   fi
   if awk -v s="$seconds" -v l="$LIMIT_SECONDS" 'BEGIN { exit !(s > l) }'; then
-    printf '%-48s FAILED: %s s from cancel to exit (more than %s)\n' "$label" "$seconds" "$LIMIT_SECONDS"
-    return 1
+    fail "$label" "$seconds s from cancel to exit (more than $LIMIT_SECONDS)"
+    return
   fi
-  printf '%-48s %s s\n' "$label" "$seconds"
+  pass "$label" "($seconds s)"
 }
 
 selected() {
@@ -224,26 +222,19 @@ selected() {
 
 args=("$@")
 started=$(now)
-if ! setup; then
-  echo "cancel: setting up the inputs failed"
-  exit 1
-fi
+setup || die "setting up the inputs"
 need_wal=0
 for ((n = 1; n <= ${#cases[@]}; n++)); do
   selected "$n" && [[ ${cases[n - 1]} == wal_whatif* ]] && need_wal=1
 done
 if ((need_wal)) && ! setup_wal; then
-  echo "cancel: writing the WAL message failed"
   cleanup
-  exit 1
+  die "writing the WAL message"
 fi
 echo "cancel: inputs ready after $(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s"
-passed=0 failed=0
 for ((n = 1; n <= ${#cases[@]}; n++)); do
-  selected "$n" || continue
-  if run_case "$n"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  selected "$n" && run_case "$n"
 done
 cleanup
 echo "cancel: $(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s in all"
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

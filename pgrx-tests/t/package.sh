@@ -11,15 +11,13 @@
 #      oldest frozen release followed by ALTER EXTENSION ... UPDATE.
 # Runs as root (it writes into PostgreSQL's directories). Exits non-zero on any failure.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../scripts/cluster.sh"
+HARNESS=package
+# shellcheck source=pgrx-tests/t/lib.sh
+source "$(dirname "$0")/lib.sh"
 root=$COMPRESSLAB_ROOT
-PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -1)
-pg_major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
-tarball=${1:-$root/target/compresslab-$version-pg$pg_major-$(uname -m).tar.gz}
-fail() { echo "package: FAILED: $*"; exit 1; }
-[[ -f "$tarball" ]] || fail "no $tarball (run scripts/package.sh)"
+version=$(current_version)
+tarball=${1:-$root/target/compresslab-$version-pg$PG_MAJOR-$(uname -m).tar.gz}
+[[ -f "$tarball" ]] || die "no $tarball (run scripts/package.sh)"
 
 # 1. The file list, in a fresh temporary root.
 work=$(mktemp -d)
@@ -38,18 +36,18 @@ pkglibdir=$("$PG_CONFIG" --pkglibdir) extdir=$("$PG_CONFIG" --sharedir)/extensio
 } | LC_ALL=C sort >"$work/expected"
 tar -tzf "$tarball" | LC_ALL=C sort >"$work/listed"
 diff -u --label expected --label "in $(basename "$tarball")" "$work/expected" "$work/listed" ||
-  fail "the tarball's entries differ from the expected list (above)"
+  die "the tarball's entries differ from the expected list (above)"
 (cd "$tmp" && find . -type f -printf '%P\n' | LC_ALL=C sort) | cmp -s - "$work/listed" ||
-  fail "the tarball holds more than regular files"
-tar -tzf "$tarball" | grep -E '^/|(^|/)\.\.(/|$)' && fail "absolute or .. paths in the tarball"
+  die "the tarball holds more than regular files"
+tar -tzf "$tarball" | grep -E '^/|(^|/)\.\.(/|$)' && die "absolute or .. paths in the tarball"
 grep -qx "default_version = '$version'" "$tmp/${extdir#/}/compresslab.control" ||
-  fail "compresslab.control does not say default_version = '$version'"
+  die "compresslab.control does not say default_version = '$version'"
 for f in "$root"/sql/compresslab--*--*.sql "$root"/sql/compresslab--*.sql; do
   [[ $(basename "$f") == "compresslab--$version.sql" ]] && continue
-  cmp -s "$f" "$tmp/${extdir#/}/$(basename "$f")" || fail "$(basename "$f") in the tarball differs from sql/"
+  cmp -s "$f" "$tmp/${extdir#/}/$(basename "$f")" || die "$(basename "$f") in the tarball differs from sql/"
 done
 libs=$(ldd "$tmp/${pkglibdir#/}/compresslab.so")
-if grep -E 'not found|\.rustup|\.cargo|/target' <<<"$libs"; then fail "the library needs files that are not on the system"; fi
+if grep -E 'not found|\.rustup|\.cargo|/target' <<<"$libs"; then die "the library needs files that are not on the system"; fi
 echo "package: $(basename "$tarball"): $(tar -tzf "$tarball" | wc -l) files as expected"
 
 rm -rf "$work"
@@ -58,23 +56,20 @@ rm -rf "$work"
 tar -xzf "$tarball" -C /
 echo "package: unpacked over /"
 cluster_start package-test
-export PGOPTIONS="-c client_min_messages=warning"
-psql_q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 got=$(psql_q -c "CREATE EXTENSION compresslab" -c "SELECT compresslab.version()" \
   -c "SELECT count(*) FILTER (WHERE ok) || ' of ' || count(*) FROM compresslab.capabilities()") ||
-  fail "CREATE EXTENSION on the unpacked files"
+  die "CREATE EXTENSION on the unpacked files"
 mapfile -t got <<<"$got"
-[[ ${got[0]} == "$version" ]] || fail "compresslab.version() is ${got[0]}, expected $version"
+[[ ${got[0]} == "$version" ]] || die "compresslab.version() is ${got[0]}, expected $version"
 read -r ok _ total <<<"${got[1]}"
-((ok > 0 && ok == total)) || fail "capabilities ok: ${got[1]}"
+((ok > 0 && ok == total)) || die "capabilities ok: ${got[1]}"
 echo "package: CREATE EXTENSION compresslab: version ${got[0]}, capabilities ok: ${got[1]}"
-oldest=$(find "$root/sql" -maxdepth 1 -name 'compresslab--*.sql' ! -name 'compresslab--*--*' -printf '%f\n' |
-  sed 's/^compresslab--\(.*\)\.sql$/\1/' | grep -vxF "$version" | sort -V | head -1 || true)
+oldest=$(frozen_releases | head -1 || true)
 if [[ -n "$oldest" ]]; then
   updated=$(psql_q -c "CREATE DATABASE package_upgrade" &&
     psql_q -d package_upgrade -c "CREATE EXTENSION compresslab VERSION '$oldest'" -c "ALTER EXTENSION compresslab UPDATE" \
-      -c "SELECT extversion FROM pg_extension WHERE extname = 'compresslab'") || fail "CREATE EXTENSION VERSION '$oldest' + UPDATE"
-  [[ $updated == "$version" ]] || fail "after ALTER EXTENSION UPDATE from $oldest: version $updated, expected $version"
+      -c "SELECT extversion FROM pg_extension WHERE extname = 'compresslab'") || die "CREATE EXTENSION VERSION '$oldest' + UPDATE"
+  [[ $updated == "$version" ]] || die "after ALTER EXTENSION UPDATE from $oldest: version $updated, expected $version"
   echo "package: CREATE EXTENSION compresslab VERSION '$oldest'; ALTER EXTENSION compresslab UPDATE: version $updated"
 fi
 echo "package: ok"

@@ -7,15 +7,11 @@
 # extension is there, and refuse clearly when the extension is missing or --out exists.
 # Ends with "N passed, N failed".
 set -uo pipefail
-export PGOPTIONS="-c client_min_messages=warning"
-root=$(cd "$(dirname "$0")/.." && pwd)
+HARNESS="report --dbname"
+# shellcheck source=pgrx-tests/t/lib.sh
+source "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "report --dbname: $what ... ok"; passed=$((passed + 1)); else echo "report --dbname: $what ... FAILED"; failed=$((failed + 1)); fi
-}
 sql() { psql -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
 sql -c "DROP DATABASE IF EXISTS report_shop" -c "DROP DATABASE IF EXISTS report_bare" \
     -c "DROP ROLE IF EXISTS report_reader" -c "CREATE ROLE report_reader LOGIN" \
@@ -28,13 +24,13 @@ INSERT INTO orders SELECT i, repeat('order ' || i || ' note ', 20 + i % 300) FRO
 ANALYZE orders;
 GRANT SELECT ON orders TO report_reader;
 SQL
-installed() { sha256sum "$(/usr/bin/pg_config --pkglibdir)/compresslab.so" "$(/usr/bin/pg_config --sharedir)"/extension/compresslab*; }
+installed() { sha256sum "$("$PG_CONFIG" --pkglibdir)/compresslab.so" "$("$PG_CONFIG" --sharedir)"/extension/compresslab*; }
 objects() { psql -X -At -d report_shop -c "SELECT count(*) FROM pg_class WHERE relpersistence <> 't'"; }
 installed >"$tmp/before"
 objects_before=$(objects)
 conninfo="host=$PGHOST port=$PGPORT dbname=report_shop user=report_reader"
 # A DBA's shell: the system's PATH only (no cargo, no rustc), no PG* variables.
-as_dba() { env -i HOME="$tmp" PATH=/usr/bin:/bin REPORT_BUDGET='5 s' bash "$root/scripts/report.sh" "$@"; }
+as_dba() { env -i HOME="$tmp" PATH=/usr/bin:/bin REPORT_BUDGET='5 s' bash "$COMPRESSLAB_ROOT/scripts/report.sh" "$@"; }
 check "no Rust toolchain on the DBA's PATH" bash -c '! env -i PATH=/usr/bin:/bin bash -c "command -v cargo || command -v rustc"'
 as_dba --dbname="$conninfo" --out "$tmp/out" >"$tmp/run.log" 2>&1
 status=$?
@@ -54,5 +50,4 @@ status=$?
 check "no extension and no right to create it: says so, exits 3" \
   bash -c "test $status -eq 3 && grep -q 'CREATE EXTENSION compresslab failed in report_bare' '$tmp/bare.log'"
 sql -c "DROP DATABASE report_shop" -c "DROP DATABASE report_bare" -c "DROP ROLE report_reader" >/dev/null
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

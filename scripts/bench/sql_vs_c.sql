@@ -8,8 +8,8 @@
 -- given at both levels.
 -- The values are `synthetic()`'s kind :sql_vs_c_kind (default pgbench), :sql_vs_c_value_bytes
 -- each (default 524288); the report also runs period32 and runs, the repeated patterns whose
--- matches overlap themselves (the every-shape goals), in values of 4 MB, as they decode too fast for less.
--- Run by scripts/report.sql's Rust-vs-C section and by hand: psql -f scripts/sql_vs_c.sql
+-- matches overlap themselves, in values of 4 MB, as they decode too fast for less.
+-- Run by scripts/report.sql's Rust-vs-C section and by hand: psql -f scripts/bench/sql_vs_c.sql
 -- (-v sql_vs_c_kind=period32 -v sql_vs_c_value_bytes=4194304 for another kind).
 \set ON_ERROR_STOP 1
 \if :{?sql_vs_c_kind}

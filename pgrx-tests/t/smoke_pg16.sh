@@ -7,20 +7,21 @@
 # RelidByRelfilenode: src/server/wal.rs), and the functions needing the server's liblz4/libzstd
 # say they are missing. Prints each check; exits non-zero if any failed or none ran.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 setup_log=$(mktemp)
 scripts/setup.sh --pg 16 | tee "$setup_log"
 PG_CONFIG=$(tail -1 "$setup_log")
 rm -f "$setup_log"
 export PG_CONFIG
-source scripts/cluster.sh
-export PATH="$PG_BINDIR:$PATH"
+HARNESS="smoke pg16"
+# shellcheck source=pgrx-tests/t/lib.sh
+source pgrx-tests/t/lib.sh
 install_extension --no-lto && cluster_start smoke-16 || exit 1
-out=$(psql -X -At -F ' | ' -f pgrx-tests/smoke/pg16.sql) || { echo "$out"; exit 1; }
+out=$(psql -X -At -F ' | ' -f "$PGRX_TESTS/smoke/pg16.sql") || { echo "$out"; exit 1; }
 echo "$out"
 passed=$(grep -c ' | t$' <<<"$out" || true)
 failed=$(grep -c ' | f$' <<<"$out" || true)
 no_crash_in_log || failed=$((failed + 1))
 cluster_stop
-echo "smoke pg16: $passed passed, $failed failed"
-((failed == 0 && passed > 0))
+((passed > 0)) || fail "the checks of pgrx-tests/smoke/pg16.sql" "none ran"
+finish

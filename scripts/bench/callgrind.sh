@@ -3,14 +3,14 @@
 # busy machine gives the same figures as an idle one, so two builds or two commits can be
 # compared at any time (the clock cannot: BENCHMARKS.md, "Method").
 #
-#   bash scripts/callgrind.sh [-r REV] [FILTER]      every synthetic row, or those whose name
+#   bash scripts/bench/callgrind.sh [-r REV] [FILTER]      every synthetic row, or those whose name
 #                                                    contains FILTER ("pglz", "lz4 decompress")
-#   bash scripts/callgrind.sh [-r REV] catalog       pglz and pglz_fast on the catalog text,
+#   bash scripts/bench/callgrind.sh [-r REV] catalog       pglz and pglz_fast on the catalog text,
 #                                                    2 KB and 8 KB slices
-#   bash scripts/callgrind.sh [-r REV] file PAYLOAD SLICE [fast]    one pglz row on PAYLOAD
-#   bash scripts/callgrind.sh [-r REV] crc SIZE      one crc32c call on SIZE bytes
-#   bash scripts/callgrind.sh [-r REV] table         every count BENCHMARKS.md quotes
-#   bash scripts/callgrind.sh payload NAME           the path of a payload file (below)
+#   bash scripts/bench/callgrind.sh [-r REV] file PAYLOAD SLICE [fast]    one pglz row on PAYLOAD
+#   bash scripts/bench/callgrind.sh [-r REV] crc SIZE      one crc32c call on SIZE bytes
+#   bash scripts/bench/callgrind.sh [-r REV] table         every count BENCHMARKS.md quotes
+#   bash scripts/bench/callgrind.sh payload NAME           the path of a payload file (below)
 #
 # Synthetic rows: one pass of one operation over one synthetic 2 MB payload (pages, wal, text;
 # core/examples/synthetic; and for decompression in 8 KB slices the repeated-pattern family,
@@ -50,7 +50,7 @@
 # (crc_speed came with it; pglz_speed takes these arguments since 0.2.0), the synthetic rows from
 # bae0092 on. Run one call at a time: builds of different revisions share target/callgrind/rev.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$(pwd)
 
 rev=
@@ -88,34 +88,13 @@ payload() {
     *) [[ -f $name ]] || { echo "callgrind: no payload or file $name" >&2; exit 2; }; echo "$name"; return ;;
   esac
   if [[ ! -s $file ]]; then
-    python3 - "$name" "$file" "$(pg_config --sharedir)/postgres.bki" <<'PY'
-import random, re, sys
-name, out, bki = sys.argv[1:4]
-if name == "random":
-    data = random.Random(1).randbytes(1 << 20)
-elif name == "zeros":
-    data = bytes(1 << 20)
-else:
-    rows, inside = [], False
-    for line in open(bki, encoding="utf-8"):
-        line = line.rstrip("\n")
-        if line == "open pg_description":
-            inside = True
-        elif line == "close pg_description":
-            break
-        elif inside:
-            m = re.fullmatch(r"insert \( (\d+) (\d+) (\d+) (?:'(.*)'|(\S+)) \)", line)
-            text = m[4].replace("''", "'") if m[4] is not None else m[5]
-            rows.append((int(m[1]), int(m[2]), int(m[3]), text))
-    data = (" ".join(r[3] for r in sorted(rows)) * 8).encode()
-open(out, "wb").write(data)
-PY
+    "$repo/scripts/bench/payload.py" "$name" "$file" "$(pg_config --sharedir)/postgres.bki"
   fi
   echo "$file"
 }
 
 # `payload NAME`: the path of a payload file, made if missing, and nothing built
-# (scripts/against_c.sh gives the C the same catalog text).
+# (scripts/bench/against_c.sh gives the C the same catalog text).
 if [[ $mode == payload ]]; then
   payload "${2:?payload name}"
   exit 0
@@ -131,11 +110,7 @@ done
 declare -A exe
 while read -r name path; do exe[$name]=$path; done < <(
   cd "$src" && CARGO_TARGET_DIR=$build_dir nice -n 5 cargo build --quiet --release -p compresslab-core \
-    "${examples[@]}" --message-format=json |
-    python3 -c 'import json, sys
-for m in map(json.loads, sys.stdin):
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["target"]["name"], m["executable"])')
+    "${examples[@]}" --message-format=json | "$repo/scripts/bench/cargo_executables.py")
 [[ -n ${exe[pglz_speed]:-} ]] || { echo "callgrind: the build failed" >&2; exit 1; }
 
 # Total instructions of one run, and the largest inclusive cost among functions whose name
@@ -180,7 +155,7 @@ synthetic_rows() {
       done
     done
   done
-  # The repeated-pattern family (the every-shape goals), decompression of 8 KB slices, at revisions whose
+  # The repeated-pattern family, decompression of 8 KB slices, at revisions whose
   # examples know these payloads.
   if "${exe[lz4_speed]}" cg decompress runs 8192 0 2>/dev/null; then
     for payload in period1 period2 period4 period8 period16 period32 period64 runs; do

@@ -4,7 +4,7 @@
 # default 120) with a checkpoint every 30 s so full-page images keep coming, all WAL kept in
 # pg_wal; then wal_whatif over all of it, in full and with sample => 0.1, timed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source scripts/cluster.sh
 install_extension
 cluster_start whatif-speed

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# How long the server's C calls that compresslab cannot split run on one 1 GB value: the bound
+# on cancel for server_lz4_compress, server_lz4_decompress, server_pglz_compress and
+# server_pglz_decompress (and bench of server_lz4 / server_pglz on a whole value), which call
+# LZ4_compress_default, LZ4_decompress_safe, pglz_compress and pglz_decompress once per value
+# (RELIABILITY.md, promise 4). Builds scripts/bench/c_call_bounds.c against the system's liblz4
+# (the one PostgreSQL links) and PostgreSQL 15's libpgcommon.a, runs each call once on SIZE bytes
+# of English-like text (default 1,000,000,000), and prints CPU and wall seconds per call (CPU is
+# what a loaded machine stretches, wall what it was this time), and of zeroing a fresh result
+# of that size first (ResultBytea::zeroed, palloc0), uninterruptible too.
+#
+#   scripts/bench/c_call_bounds.sh [SIZE]
+set -euo pipefail
+size=${1:-1000000000}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cc -O2 -Wall -Wextra -Werror -o "$dir/bounds" "$(dirname "$0")/c_call_bounds.c" /usr/lib/x86_64-linux-gnu/liblz4.so.1 \
+  /usr/lib/postgresql/15/lib/libpgcommon.a
+echo "c_call_bounds: one call each on $size bytes of text ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+"$dir/bounds" "$size"
