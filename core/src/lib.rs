@@ -21,6 +21,7 @@ pub mod error;
 pub mod lab;
 pub mod lz4;
 pub mod page;
+pub mod pg_compression;
 pub mod pglz;
 pub mod registry;
 pub mod rng;

@@ -57,6 +57,18 @@ macro_rules! named_choices {
                 }
             }
         }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str($crate::registry::Named::name(*self))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::registry::Named::name(*self))
+            }
+        }
     };
 }
 

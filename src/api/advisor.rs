@@ -18,8 +18,9 @@ use crate::measure::advice;
 use crate::rows::set_of;
 use crate::server::activity;
 use crate::server::privileges::may_read_server_files;
-use crate::server::versions::server_lz4;
+use crate::server::versions::toast_built_with;
 use crate::server::PgHooks;
+use compresslab_core::pg_compression::ToastCompression;
 
 /// Shares of the budget: WAL first, then TOAST columns until this much is spent, then spill.
 const WAL_SHARE: f64 = 0.4;
@@ -75,7 +76,7 @@ fn advise(
         }
     }
     // TOAST's one alternative to pglz is lz4: a server built without it has no choice to make.
-    let (toast, toast_notes) = if server_lz4().is_some() {
+    let (toast, toast_notes) = if toast_built_with(ToastCompression::Lz4) {
         advice::toast_rows(&columns, &default_method, at(TOAST_UNTIL))
     } else {
         (

@@ -2,18 +2,20 @@
 //! user's relations, computed the way PostgreSQL 15 does (the core's `scenarios` modules).
 
 use compresslab_core::lab::{Hooks, Payload};
+use compresslab_core::pg_compression::ToastCompression;
+use compresslab_core::registry::Named;
 use compresslab_core::scenarios::fpi::FpiTotals;
-use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
+use compresslab_core::scenarios::toast;
 use pgrx::prelude::*;
 use pgrx::{composite_type, PgRelation};
 
 use crate::errors::{required, OrRaise};
 use crate::gucs;
-use crate::measure::{add_relation, codec_of, sample_size};
+use crate::measure::{add_relation, build_codec, sample_size};
 use crate::rows::set_of;
 use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::relations::RegClass;
-use crate::server::versions::server_lz4;
+use crate::server::versions::toast_built_with;
 use crate::server::{sampling, PgHooks};
 
 /// Estimate the WAL bytes of full-page images of a relation's pages (NULL: every permanent
@@ -71,11 +73,12 @@ fn estimate_toast_compression(
         if sample_values.is_some() && sampled > 0 && rows > sampled as f64 { rows / sampled as f64 } else { 1.0 };
     let overhead = sampling::row_overhead(&rel, col);
     let iterations = gucs::bench_iterations() as u32;
-    let estimates: Vec<toast::ToastRow> = TOAST_METHODS
+    let estimates: Vec<toast::ToastRow> = ToastCompression::ALL
         .iter()
-        .filter(|(name, _)| built_with(name))
-        .map(|(name, method)| {
-            toast::estimate(&values, overhead, name, codec_of(method).as_mut(), iterations, &mut PgHooks)
+        .filter(|&&method| built_with(method))
+        .map(|method| {
+            let mut codec = build_codec(&method.server_method());
+            toast::estimate(&values, overhead, method.name(), codec.as_mut(), iterations, &mut PgHooks)
                 .or_raise()
                 .scaled(scale)
         })
@@ -85,8 +88,8 @@ fn estimate_toast_compression(
 
 /// Whether the server was built with TOAST compression `method` (lz4 needs its liblz4); a
 /// NOTICE says when it was not.
-fn built_with(method: &str) -> bool {
-    let built = method != "lz4" || server_lz4().is_some();
+fn built_with(method: ToastCompression) -> bool {
+    let built = toast_built_with(method);
     if !built {
         PgHooks.progress(&format!("{method} left out: this server was built without it"));
     }

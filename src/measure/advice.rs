@@ -9,15 +9,17 @@ use compresslab_core::advisor::toast::{sample_byte_cap, ColumnMeasurement};
 use compresslab_core::advisor::wal::{TimeSpan, WalPeriod};
 use compresslab_core::advisor::{self, AdviceRow};
 use compresslab_core::lab::{Codec, Hooks, Payload};
+use compresslab_core::pg_compression::ToastCompression;
+use compresslab_core::registry::Named;
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
-use compresslab_core::scenarios::toast::{self, TOAST_METHODS};
+use compresslab_core::scenarios::toast;
 use compresslab_core::scenarios::wal::{lsn_text, WalWhatIfRow};
 use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
-use super::{add_relation, codec_of, finish_whatif, replay_range};
+use super::{add_relation, build_codec, finish_whatif, replay_range};
 use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
 use crate::server::wal::WalSource;
@@ -240,7 +242,7 @@ pub fn column_row(
         rows.iter().map(|r| r.attributes.get(r.column).map_or((None, 0), |a| (a.method.clone(), a.size))).collect();
     let values = Payload::new(column.target.clone(), values);
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
-        TOAST_METHODS.iter().map(|(name, method)| (*name, codec_of(method))).collect();
+        ToastCompression::ALL.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();
     let stored = toast::stored_per_row(&values, &rows, &mut codecs).or_raise();
     let iterations = if Instant::now() >= deadline { 1 } else { TOAST_ITERATIONS };
     let mut speeds = codecs.iter_mut().map(|(name, codec)| {

@@ -7,18 +7,20 @@ use std::time::Instant;
 use compresslab_core::advisor::wal::TimeSpan;
 use compresslab_core::lab::{Codec, Hooks};
 use compresslab_core::page::{sample_blocks, Hole};
+use compresslab_core::pg_compression::WalCompression;
 use compresslab_core::registry::MethodSpec;
-use compresslab_core::scenarios::fpi::{FpiEstimator, FpiTotals, WAL_SETTINGS};
+use compresslab_core::registry::Named;
+use compresslab_core::scenarios::fpi::{FpiEstimator, FpiTotals};
 use compresslab_core::scenarios::wal::layout::WalLayout;
 use compresslab_core::scenarios::wal::{lsn_text, WalWhatIf, WalWhatIfRow};
 use compresslab_core::CodecError;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
 use crate::errors::{raise, report, OrRaise};
-use crate::gucs;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks};
+use crate::server::versions::wal_built_with;
 use crate::server::wal::{self, WalReader, WalSource};
-use crate::server::{c_codecs, check_interrupts, versions, PgHooks};
+use crate::server::{c_codecs, check_interrupts, PgHooks};
 
 pub mod advice;
 
@@ -32,26 +34,18 @@ pub fn build_codec(spec: &MethodSpec) -> Box<dyn Codec> {
     c_codecs::build(spec).or_raise()
 }
 
-pub fn codec_of(method: &str) -> Box<dyn compresslab_core::lab::Codec> {
-    build_codec(&MethodSpec::parse(method, gucs::zstd_level()).or_raise())
-}
-
 /// The `wal_compression` settings with the server's codecs, less `lz4` and `zstd` on a server
 /// built without them (its liblz4 or libzstd not loaded; `wal_compression` refuses them
 /// there too), which a NOTICE names.
-pub fn wal_settings() -> Vec<(String, Option<Box<dyn Codec>>)> {
-    let built_with = |setting: &str| match setting {
-        "lz4" => versions::server_lz4().is_some(),
-        "zstd" => versions::server_zstd().is_some(),
-        _ => true,
-    };
-    let (offered, missing): (Vec<_>, Vec<_>) = WAL_SETTINGS.iter().partition(|(name, _)| built_with(name));
+pub fn wal_settings() -> Vec<(WalCompression, Option<Box<dyn Codec>>)> {
+    let (offered, missing): (Vec<WalCompression>, Vec<WalCompression>) =
+        WalCompression::ALL.iter().partition(|&&setting| wal_built_with(setting));
     if !missing.is_empty() {
-        let names: Vec<&str> = missing.iter().map(|(name, _)| *name).collect();
+        let names: Vec<&str> = missing.iter().map(|s| s.name()).collect();
         PgHooks
             .progress(&format!("wal_compression = {} left out: this server was built without them", names.join(", ")));
     }
-    offered.iter().map(|(name, method)| (name.to_string(), method.map(codec_of))).collect()
+    offered.into_iter().map(|setting| (setting, setting.server_method().map(|m| build_codec(&m)))).collect()
 }
 
 /// Add one relation's full-page images (all pages, or a seeded sample scaled up) to `totals`.
@@ -168,13 +162,13 @@ pub fn replay_range(
     span: &mut TimeSpan,
 ) -> WalWhatIf {
     let settings = wal_settings();
-    let offered: Vec<String> = settings.iter().map(|(name, _)| name.clone()).collect();
+    let offered: Vec<WalCompression> = settings.iter().map(|(setting, _)| *setting).collect();
     let mut whatif = WalWhatIf::new(WalLayout::new(source.segment_size()), settings, sample).or_raise();
     // Our pglz and LZ4 write the server's bytes and are faster: they size every image, the
     // server's routines run (timed, compared) on one batch in TIMED_EVERY.
-    for (setting, ours) in WAL_SIZERS {
-        if offered.iter().any(|name| name == setting) {
-            whatif.size_with(setting, codec_of(ours)).or_raise();
+    for setting in offered {
+        if let Some(ours) = setting.sizer() {
+            whatif.size_with(setting, build_codec(&ours)).or_raise();
         }
     }
     let clock = Instant::now();
@@ -220,9 +214,6 @@ pub fn replay_range(
     ));
     whatif
 }
-
-/// The settings [`replay_range`] sizes with our encoders, and the method of each.
-const WAL_SIZERS: [(&str, &str); 2] = [("pglz", "pglz"), ("lz4", "lz4")];
 
 /// [`WalWhatIf::finish`], saying in a NOTICE if one of our encoders wrote other bytes than the
 /// server's routine (the rest of the range was then sized by the server's).

@@ -2,6 +2,7 @@
 //! libraries themselves (`LZ4_versionNumber`, `ZSTD_versionNumber`), and the file each was
 //! loaded from.
 
+use compresslab_core::pg_compression::{ToastCompression, WalCompression};
 use std::ffi::{c_void, CStr};
 
 use super::loaded::loaded_symbol;
@@ -48,4 +49,23 @@ pub fn server_lz4() -> Option<LoadedLibrary> {
 /// The server's libzstd, if it has loaded one.
 pub fn server_zstd() -> Option<LoadedLibrary> {
     loaded_library(c"libzstd.so.1", c"ZSTD_versionNumber")
+}
+
+/// Whether the server was built with what `wal_compression = setting` needs (lz4 and zstd
+/// need their libraries loaded; the server refuses those settings otherwise). The one place
+/// that asks: TOAST's lz4 needs the same liblz4 ([`toast_built_with`]).
+pub fn wal_built_with(setting: WalCompression) -> bool {
+    match setting {
+        WalCompression::Lz4 => server_lz4().is_some(),
+        WalCompression::Zstd => server_zstd().is_some(),
+        WalCompression::Off | WalCompression::Pglz => true,
+    }
+}
+
+/// Whether the server was built with TOAST compression `method`.
+pub fn toast_built_with(method: ToastCompression) -> bool {
+    match method {
+        ToastCompression::Lz4 => wal_built_with(WalCompression::Lz4),
+        ToastCompression::Pglz => true,
+    }
 }

@@ -8,8 +8,9 @@
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::NonNull;
 
+use compresslab_core::pg_compression::WalCompression;
 use compresslab_core::scenarios::wal::layout::WalLayout;
-use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
+use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey};
 use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
 
 use super::names::{self, quote_identifier};
@@ -407,7 +408,7 @@ impl Record<'_> {
                         relfilenode: relfilenode.into(),
                         fork: block.forknum as u8,
                     },
-                    stored_as: StoredAs::from_bimg_info(block.bimg_info),
+                    stored_as: WalCompression::from_bimg_info(block.bimg_info),
                     bimg_len: block.bimg_len,
                     hole_offset: block.hole_offset,
                     hole_length: block.hole_length,

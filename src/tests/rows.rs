@@ -69,15 +69,19 @@ mod tests {
             decompress_mbps: 1.0,
         };
         let layout = compresslab_core::scenarios::wal::layout::WalLayout::new(16 << 20);
-        let whatif = compresslab_core::scenarios::wal::WalWhatIf::new(layout, vec![("off".into(), None)], 1.0)
-            .unwrap()
-            .finish()
-            .unwrap()
-            .remove(0);
+        let whatif = compresslab_core::scenarios::wal::WalWhatIf::new(
+            layout,
+            vec![(compresslab_core::pg_compression::WalCompression::Off, None)],
+            1.0,
+        )
+        .unwrap()
+        .finish()
+        .unwrap()
+        .remove(0);
         let by_relation = compresslab_core::scenarios::wal::WalWhatIfRelationRow {
             relation: "public.t".into(),
             fork: "main".into(),
-            wal_compression: "off".into(),
+            wal_compression: compresslab_core::pg_compression::WalCompression::Off,
             fpi_images: 1,
             fpi_bytes: 1,
             saving_percent: 0.0,

@@ -27,6 +27,9 @@
 
 use serde::Serialize;
 
+use crate::pg_compression::WalCompression;
+use crate::registry::Named;
+
 pub mod spill;
 pub mod toast;
 pub mod wal;
@@ -99,47 +102,47 @@ impl AdviceRow {
 /// One `wal_compression` setting as the WAL what-if measured it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WalOption {
-    pub setting: String,
+    pub setting: WalCompression,
     /// Percent of WAL bytes saved against `off`.
     pub saving_percent: f64,
 }
 
-/// A recommendation and the reason, in words for `note`.
+/// A recommendation (a setting, or a method) and the reason, in words for `note`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
-    pub recommended: String,
+pub struct Decision<M = String> {
+    pub recommended: M,
     pub reason: String,
 }
 
-fn saving_of(options: &[WalOption], setting: &str) -> f64 {
+fn saving_of(options: &[WalOption], setting: WalCompression) -> f64 {
     options.iter().find(|o| o.setting == setting).map_or(0.0, |o| o.saving_percent)
 }
 
 /// The `wal_compression` rule (module comment).
-pub fn choose_wal(options: &[WalOption]) -> Decision {
-    let (lz4, zstd) = (saving_of(options, "lz4"), saving_of(options, "zstd"));
+pub fn choose_wal(options: &[WalOption]) -> Decision<WalCompression> {
+    use WalCompression::{Lz4, Off, Zstd};
+    let (lz4, zstd) = (saving_of(options, Lz4), saving_of(options, Zstd));
     let best = options.iter().map(|o| o.saving_percent).fold(0.0, f64::max);
     if best < MIN_SAVING_PERCENT {
         return Decision {
-            recommended: "off".into(),
+            recommended: Off,
             reason: format!(
                 "no setting saves {MIN_SAVING_PERCENT}% of WAL (best {best:.1}%): compressing would cost CPU for almost nothing"
             ),
         };
     }
-    let offered = |setting: &str| options.iter().any(|o| o.setting == setting);
+    let offered = |setting: WalCompression| options.iter().any(|o| o.setting == setting);
     // A server built without lz4 or zstd offers only what it has (the what-if leaves the rest
     // out): the best of those, pglz when neither is there.
-    if !offered("lz4") || !offered("zstd") {
-        let choice = options.iter().filter(|o| o.setting != "off").fold(None::<&WalOption>, |best, o| match best {
+    if !offered(Lz4) || !offered(Zstd) {
+        let choice = options.iter().filter(|o| o.setting != Off).fold(None::<&WalOption>, |best, o| match best {
             Some(b) if b.saving_percent >= o.saving_percent => Some(b),
             _ => Some(o),
         });
-        let (setting, saving) = choice.map_or(("off", 0.0), |o| (o.setting.as_str(), o.saving_percent));
-        let mut offered_names: Vec<&str> = options.iter().map(|o| o.setting.as_str()).collect();
-        offered_names.retain(|s| *s != "off");
+        let (setting, saving) = choice.map_or((Off, 0.0), |o| (o.setting, o.saving_percent));
+        let offered_names: Vec<&str> = options.iter().filter(|o| o.setting != Off).map(|o| o.setting.name()).collect();
         return Decision {
-            recommended: setting.into(),
+            recommended: setting,
             reason: format!(
                 "{setting} saves {saving:.1}% of WAL, the most of the settings this server was built with ({})",
                 offered_names.join(", ")
@@ -148,7 +151,7 @@ pub fn choose_wal(options: &[WalOption]) -> Decision {
     }
     if lz4 >= LZ4_SHARE * zstd {
         Decision {
-            recommended: "lz4".into(),
+            recommended: Lz4,
             reason: format!(
                 "lz4 saves {lz4:.1}% of WAL, at least {:.0}% of zstd's {zstd:.1}%, at a fraction of its CPU",
                 LZ4_SHARE * 100.0
@@ -156,7 +159,7 @@ pub fn choose_wal(options: &[WalOption]) -> Decision {
         }
     } else {
         Decision {
-            recommended: "zstd".into(),
+            recommended: Zstd,
             reason: format!(
                 "zstd saves {zstd:.1}% of WAL against lz4's {lz4:.1}%: worth its CPU where WAL volume is the constraint"
             ),

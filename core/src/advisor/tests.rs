@@ -1,38 +1,40 @@
 use super::*;
+use crate::pg_compression::WalCompression;
+use crate::registry::Named;
 
 fn options(pglz: f64, lz4: f64, zstd: f64) -> Vec<WalOption> {
     [("off", 0.0), ("pglz", pglz), ("lz4", lz4), ("zstd", zstd)]
         .iter()
-        .map(|(s, p)| WalOption { setting: s.to_string(), saving_percent: *p })
+        .map(|(s, p)| WalOption { setting: WalCompression::from_setting(s).unwrap(), saving_percent: *p })
         .collect()
 }
 
 #[test]
 fn wal_rule() {
-    assert_eq!(choose_wal(&options(3.0, 4.9, 4.0)).recommended, "off");
-    assert_eq!(choose_wal(&options(50.0, 48.0, 55.0)).recommended, "lz4");
-    assert_eq!(choose_wal(&options(30.0, 30.0, 40.0)).recommended, "zstd");
+    assert_eq!(choose_wal(&options(3.0, 4.9, 4.0)).recommended.name(), "off");
+    assert_eq!(choose_wal(&options(50.0, 48.0, 55.0)).recommended.name(), "lz4");
+    assert_eq!(choose_wal(&options(30.0, 30.0, 40.0)).recommended.name(), "zstd");
     // the boundaries: exactly 5% is worth it; exactly 80% of zstd is lz4
-    assert_eq!(choose_wal(&options(0.0, 5.0, 0.0)).recommended, "lz4");
-    assert_eq!(choose_wal(&options(0.0, 40.0, 50.0)).recommended, "lz4");
+    assert_eq!(choose_wal(&options(0.0, 5.0, 0.0)).recommended.name(), "lz4");
+    assert_eq!(choose_wal(&options(0.0, 40.0, 50.0)).recommended.name(), "lz4");
     assert!(choose_wal(&options(0.0, 39.9, 50.0)).reason.contains("zstd saves 50.0%"));
 }
 
 #[test]
 fn wal_rule_on_a_server_without_lz4_or_zstd_offers_what_it_has() {
     let only = |settings: &[&str], all: Vec<WalOption>| -> Vec<WalOption> {
-        all.into_iter().filter(|o| settings.contains(&o.setting.as_str())).collect()
+        all.into_iter().filter(|o| settings.contains(&o.setting.name())).collect()
     };
     // without both: pglz, never a setting the server would refuse
     let no_lz4_zstd = only(&["off", "pglz"], options(20.0, 30.0, 40.0));
-    assert_eq!(choose_wal(&no_lz4_zstd).recommended, "pglz");
+    assert_eq!(choose_wal(&no_lz4_zstd).recommended.name(), "pglz");
     assert!(choose_wal(&no_lz4_zstd).reason.contains("built with (pglz)"), "{}", choose_wal(&no_lz4_zstd).reason);
     // without zstd: lz4 only when it saves at least as much as pglz
-    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 15.0, 40.0))).recommended, "pglz");
-    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 20.0, 40.0))).recommended, "pglz");
-    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 21.0, 40.0))).recommended, "lz4");
+    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 15.0, 40.0))).recommended.name(), "pglz");
+    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 20.0, 40.0))).recommended.name(), "pglz");
+    assert_eq!(choose_wal(&only(&["off", "pglz", "lz4"], options(20.0, 21.0, 40.0))).recommended.name(), "lz4");
     // and under 5% everywhere still off
-    assert_eq!(choose_wal(&only(&["off", "pglz"], options(4.0, 30.0, 40.0))).recommended, "off");
+    assert_eq!(choose_wal(&only(&["off", "pglz"], options(4.0, 30.0, 40.0))).recommended.name(), "off");
 }
 
 #[test]

@@ -6,6 +6,7 @@ use super::words::{period, size, Rate, GB};
 use super::{
     bulk_load_words, choose_wal, per_day_confidence, saving_percent, AdviceRow, Decision, Inserted, WalOption,
 };
+use crate::pg_compression::WalCompression;
 use crate::scenarios::fpi::FpiRow;
 use crate::scenarios::wal::WalWhatIfRow;
 
@@ -25,29 +26,33 @@ pub fn window(seconds: f64, start: u64, flush: u64) -> (u64, f64) {
     (start, sample)
 }
 
-/// The setting in force as a method name (`on` is pglz).
-pub fn method_of(setting: &str) -> &str {
-    match setting {
-        "on" => "pglz",
-        other => other,
-    }
+/// The setting in force, as `SHOW wal_compression` printed it, typed (`on` is pglz; a value
+/// this version does not know counts as off).
+fn in_force(setting: &str) -> WalCompression {
+    WalCompression::from_setting(setting).unwrap_or(WalCompression::Off)
 }
 
 /// What every `wal_compression` row says besides its figures: the setting in force and the
 /// one to use, the statements that apply it (none to keep), and the note: the reason, then the
 /// saving of each setting (measured `how`), then `tail`.
-fn row(current_setting: &str, options: &[WalOption], decision: &Decision, how: &str, tail: &str) -> AdviceRow {
-    let keep = decision.recommended == method_of(current_setting);
+fn row(
+    current_setting: &str,
+    options: &[WalOption],
+    decision: &Decision<WalCompression>,
+    how: &str,
+    tail: &str,
+) -> AdviceRow {
+    let keep = decision.recommended == in_force(current_setting);
     let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
     AdviceRow {
         area: "wal_compression".into(),
         target: "wal_compression (cluster-wide)".into(),
         current: current_setting.into(),
-        recommended: decision.recommended.clone(),
+        recommended: decision.recommended.setting().into(),
         apply_sql: (!keep).then(|| {
             format!(
                 "ALTER SYSTEM SET wal_compression = '{}';\nSELECT pg_catalog.pg_reload_conf();",
-                decision.recommended
+                decision.recommended.setting()
             )
         }),
         note: format!(
@@ -60,7 +65,7 @@ fn row(current_setting: &str, options: &[WalOption], decision: &Decision, how: &
     }
 }
 
-fn setting_row<'a>(rows: &'a [WalWhatIfRow], setting: &str) -> &'a WalWhatIfRow {
+fn setting_row(rows: &[WalWhatIfRow], setting: WalCompression) -> &WalWhatIfRow {
     rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
 }
 
@@ -147,19 +152,17 @@ pub fn from_whatif(
     period_of: WalPeriod,
     inserted: Inserted,
 ) -> AdviceRow {
-    let options: Vec<WalOption> = rows
-        .iter()
-        .map(|r| WalOption { setting: r.wal_compression.clone(), saving_percent: r.saving_percent })
-        .collect();
+    let options: Vec<WalOption> =
+        rows.iter().map(|r| WalOption { setting: r.wal_compression, saving_percent: r.saving_percent }).collect();
     let decision = choose_wal(&options);
-    let (now, then) = (setting_row(rows, method_of(current_setting)), setting_row(rows, &decision.recommended));
+    let (now, then) = (setting_row(rows, in_force(current_setting)), setting_row(rows, decision.recommended));
     let (written, words, statistics) = observed(period_of, now.wal_bytes);
     let load = if statistics { bulk_load_words(inserted, written.seconds) } else { None };
     // The WAL as written now over the period, scaled by the what-if's ratio between the two
     // settings.
     let ratio = if now.wal_bytes > 0 { then.wal_bytes as f64 / now.wal_bytes as f64 } else { 1.0 };
     let per_day = written.per_day();
-    let keep = decision.recommended == method_of(current_setting);
+    let keep = decision.recommended == in_force(current_setting);
     let read_gb = now.wal_bytes as f64 / GB;
     let cpu = |seconds: f64, scale: Option<f64>| {
         (!keep && now.wal_bytes > 0).then_some(seconds).zip(scale).map(|(s, k)| s * k)
@@ -177,7 +180,7 @@ pub fn from_whatif(
             then.start_lsn,
             then.end_lsn,
             size(now.wal_bytes as f64),
-            size(setting_row(rows, "off").wal_bytes as f64),
+            size(setting_row(rows, WalCompression::Off).wal_bytes as f64),
             now.records,
             now.fpi_images,
             now.sampled_images,
@@ -212,28 +215,29 @@ pub fn from_pages(
     let load = bulk_load_words(inserted, written.seconds);
     let (off, sampled_images) = (&fpi[0], fpi[0].images.max(1) as f64);
     let raw_image = off.stored_bytes as f64 / sampled_images;
-    let stored_share = |setting: &str| {
+    let stored_share = |setting: WalCompression| {
         fpi.iter()
             .find(|r| r.wal_compression == setting)
             .map_or(1.0, |r| r.stored_bytes as f64 / off.stored_bytes.max(1) as f64)
     };
     // WAL over the period as written now; what it would be under off; then under each setting.
-    let under = |setting: &str, off_bytes: f64| off_bytes - images.amount * raw_image * (1.0 - stored_share(setting));
-    let off_bytes = written.amount + images.amount * raw_image * (1.0 - stored_share(method_of(current_setting)));
+    let under =
+        |setting: WalCompression, off_bytes: f64| off_bytes - images.amount * raw_image * (1.0 - stored_share(setting));
+    let off_bytes = written.amount + images.amount * raw_image * (1.0 - stored_share(in_force(current_setting)));
     let options: Vec<WalOption> = fpi
         .iter()
         .map(|r| WalOption {
-            setting: r.wal_compression.clone(),
+            setting: r.wal_compression,
             saving_percent: saving_percent(
                 off_bytes.round() as i64,
-                under(&r.wal_compression, off_bytes).round() as i64,
+                under(r.wal_compression, off_bytes).round() as i64,
             ),
         })
         .collect();
     let decision = choose_wal(&options);
-    let keep = decision.recommended == method_of(current_setting);
+    let keep = decision.recommended == in_force(current_setting);
     let then = fpi.iter().find(|r| r.wal_compression == decision.recommended).unwrap_or(off);
-    let bytes_then = under(&decision.recommended, off_bytes);
+    let bytes_then = under(decision.recommended, off_bytes);
     let cpu_per_image = then.compress_cpu_seconds / sampled_images;
     AdviceRow {
         compress_cpu_seconds_per_day: images.per_day().filter(|_| !keep).map(|n| n * cpu_per_image),
@@ -266,7 +270,7 @@ mod tests {
 
     fn whatif(setting: &str, wal_bytes: i64, compress: f64) -> WalWhatIfRow {
         WalWhatIfRow {
-            wal_compression: setting.into(),
+            wal_compression: WalCompression::from_setting(setting).unwrap(),
             start_lsn: "0/1000000".into(),
             end_lsn: "0/5000000".into(),
             records: 1000,

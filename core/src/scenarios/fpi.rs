@@ -23,16 +23,11 @@ use crate::clock::thread_cpu_seconds;
 use crate::error::Result;
 use crate::lab::codecs::{compress_to_vec, Codec};
 use crate::page::{self, Hole, BLCKSZ};
+use crate::pg_compression::WalCompression;
+use crate::registry::Named;
 
 /// `SizeOfXLogRecordBlockCompressHeader`: the hole length stored beside a compressed image.
 pub const COMPRESSED_HOLE_HEADER: usize = 2;
-
-/// PostgreSQL 15's `wal_compression` settings and the method each runs, as registry method
-/// text: the server's own C routines at the settings xloginsert.c uses (`pglz_compress` with
-/// `PGLZ_strategy_default`, `LZ4_compress_default`, `ZSTD_compress` at `ZSTD_CLEVEL_DEFAULT`), so
-/// CPU figures are what the server would spend, not what our faster pglz would.
-pub const WAL_SETTINGS: &[(&str, Option<&str>)] =
-    &[("off", None), ("pglz", Some("server_pglz")), ("lz4", Some("server_lz4")), ("zstd", Some("server_zstd:3"))];
 
 /// The bytes WAL stores for one page image, and whether they are compressed.
 pub fn stored_image(page: &[u8], codec: Option<&mut (dyn Codec + '_)>, scratch: &mut Vec<u8>) -> Result<(usize, bool)> {
@@ -58,7 +53,7 @@ pub fn keeps_compressed(compressed_len: usize, hole_length: usize) -> bool {
 /// One `wal_compression` setting's totals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FpiEstimate {
-    pub wal_compression: String,
+    pub wal_compression: WalCompression,
     pub images: u64,
     pub compressed_images: u64,
     pub fpi_bytes: u64,
@@ -68,7 +63,7 @@ pub struct FpiEstimate {
 /// One result row of `estimate_wal_compression`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FpiRow {
-    pub wal_compression: String,
+    pub wal_compression: WalCompression,
     pub images: i64,
     pub compressed_images: i64,
     /// The images' bytes without compression (what `off` stores: hole removed).
@@ -88,8 +83,8 @@ pub struct FpiEstimator {
 }
 
 impl FpiEstimator {
-    pub fn new(settings: Vec<(String, Option<Box<dyn Codec>>)>) -> FpiEstimator {
-        let settings = settings.into_iter().map(|(name, codec)| (FpiEstimate::empty(name), codec)).collect();
+    pub fn new(settings: Vec<(WalCompression, Option<Box<dyn Codec>>)>) -> FpiEstimator {
+        let settings = settings.into_iter().map(|(setting, codec)| (FpiEstimate::empty(setting), codec)).collect();
         FpiEstimator { settings, scratch: Vec::with_capacity(2 * BLCKSZ) }
     }
 
@@ -112,7 +107,7 @@ impl FpiEstimator {
 }
 
 impl FpiEstimate {
-    fn empty(wal_compression: String) -> FpiEstimate {
+    fn empty(wal_compression: WalCompression) -> FpiEstimate {
         FpiEstimate { wal_compression, images: 0, compressed_images: 0, fpi_bytes: 0, cpu_seconds: 0.0 }
     }
 }
@@ -129,7 +124,7 @@ impl FpiTotals {
         let scaled = |v: u64| (v as f64 * scale).round() as u64;
         for (i, e) in estimates.into_iter().enumerate() {
             if self.totals.len() <= i {
-                self.totals.push(FpiEstimate::empty(e.wal_compression.clone()));
+                self.totals.push(FpiEstimate::empty(e.wal_compression));
             }
             let t = &mut self.totals[i];
             t.images += scaled(e.images);
@@ -139,11 +134,11 @@ impl FpiTotals {
         }
     }
 
-    /// One row per setting of [`WAL_SETTINGS`] (zeros when nothing was added), with the ratio
+    /// One row per `wal_compression` setting (zeros when nothing was added), with the ratio
     /// against `off` and the CPU per image.
     pub fn rows(&self) -> Vec<FpiRow> {
         let totals: Vec<FpiEstimate> = if self.totals.is_empty() {
-            WAL_SETTINGS.iter().map(|(name, _)| FpiEstimate::empty(name.to_string())).collect()
+            WalCompression::ALL.iter().map(|&setting| FpiEstimate::empty(setting)).collect()
         } else {
             self.totals.clone()
         };
@@ -236,7 +231,7 @@ mod tests {
 
     #[test]
     fn estimator_totals_per_setting() {
-        let mut est = FpiEstimator::new(vec![("off".into(), None), ("pglz".into(), Some(codec("pglz")))]);
+        let mut est = FpiEstimator::new(vec![(WalCompression::Off, None), (WalCompression::Pglz, Some(codec("pglz")))]);
         for _ in 0..3 {
             est.add_page(&page(200, 6000, |i| (i % 7) as u8)).unwrap();
         }
@@ -246,7 +241,7 @@ mod tests {
         assert!(rows[1].fpi_bytes < rows[0].fpi_bytes / 4);
         // Two relations, the second sampled at one page in ten: scaled up, ratio against off.
         let mut totals = FpiTotals::default();
-        assert_eq!(totals.rows().len(), WAL_SETTINGS.len());
+        assert_eq!(totals.rows().len(), WalCompression::ALL.len());
         assert!(totals.rows().iter().all(|r| r.images == 0 && r.ratio == 1.0));
         totals.add_scaled(rows.clone(), 1.0);
         totals.add_scaled(rows, 10.0);

@@ -57,10 +57,6 @@ pub fn stored_value_size(valsize: usize, row_overhead: usize, compressed_len: Op
     }
 }
 
-/// TOAST's methods in PostgreSQL 15 and the method each runs, as registry method text: the
-/// server's own pglz and the liblz4 it links, so speeds are the server's.
-pub const TOAST_METHODS: &[(&str, &str)] = &[("pglz", "server_pglz"), ("lz4", "server_lz4")];
-
 /// One result row of `estimate_toast_compression`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToastRow {

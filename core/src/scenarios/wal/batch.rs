@@ -9,6 +9,7 @@ use crate::clock::Timer;
 use crate::error::{try_resize, Result};
 use crate::lab::codecs::Codec;
 use crate::page::BLCKSZ;
+use crate::registry::Named;
 use crate::scenarios::fpi::{keeps_compressed, COMPRESSED_HOLE_HEADER};
 use crate::CodecError;
 
@@ -80,7 +81,7 @@ pub(super) fn run_timed(
             if kept.is_some() && unpacked[image.clone()] != batch.bytes[image.clone()] {
                 return Err(CodecError::corrupt(format!(
                     "{} did not give back a full-page image it compressed",
-                    setting.name
+                    setting.setting.name()
                 )));
             }
         }

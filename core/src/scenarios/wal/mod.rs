@@ -51,6 +51,8 @@ use serde::Serialize;
 use crate::error::{try_resize, Result};
 use crate::lab::codecs::Codec;
 use crate::page::BLCKSZ;
+use crate::pg_compression::WalCompression;
+use crate::registry::Named;
 use crate::scenarios::fpi::COMPRESSED_HOLE_HEADER;
 use crate::CodecError;
 use batch::{compress_batch, push_results, run_timed, same_images, Batch};
@@ -61,37 +63,6 @@ const BATCH_BYTES: usize = 1 << 20;
 
 /// With a sizer, the server's routine runs on the first batch and every this many after it.
 pub const TIMED_EVERY: u64 = 8;
-
-/// How a full-page image is stored in the WAL read (`bimg_info`'s `BKPIMAGE_COMPRESS_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoredAs {
-    Raw,
-    Pglz,
-    Lz4,
-    Zstd,
-}
-
-impl StoredAs {
-    /// `BKPIMAGE_COMPRESS_PGLZ`, `_LZ4`, `_ZSTD` in PostgreSQL 15's `bimg_info`.
-    pub fn from_bimg_info(bimg_info: u8) -> StoredAs {
-        match bimg_info & 0x1c {
-            0 => StoredAs::Raw,
-            0x04 => StoredAs::Pglz,
-            0x08 => StoredAs::Lz4,
-            _ => StoredAs::Zstd,
-        }
-    }
-
-    /// The `wal_compression` setting that stores images this way (`off` for raw images).
-    pub fn setting(self) -> &'static str {
-        match self {
-            StoredAs::Raw => "off",
-            StoredAs::Pglz => "pglz",
-            StoredAs::Lz4 => "lz4",
-            StoredAs::Zstd => "zstd",
-        }
-    }
-}
 
 /// The relation fork an image belongs to (`RelFileNode` and fork number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -106,7 +77,7 @@ pub struct RelationKey {
 #[derive(Debug, Clone, Copy)]
 pub struct ImageRef {
     pub relation: RelationKey,
-    pub stored_as: StoredAs,
+    pub stored_as: WalCompression,
     /// `bimg_len`: the image's bytes in the record.
     pub bimg_len: u16,
     pub hole_offset: u16,
@@ -117,7 +88,7 @@ impl ImageRef {
     /// Bytes the image takes in its record now: the image, and the hole header of a
     /// compressed image with a hole.
     fn bytes_in_record(&self) -> u64 {
-        let header = self.stored_as != StoredAs::Raw && self.hole_length != 0;
+        let header = self.stored_as != WalCompression::Off && self.hole_length != 0;
         self.bimg_len as u64 + if header { COMPRESSED_HOLE_HEADER as u64 } else { 0 }
     }
 
@@ -138,7 +109,7 @@ pub struct RecordRef {
 /// One result row of `wal_whatif`: the range under one `wal_compression` setting.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WalWhatIfRow {
-    pub wal_compression: String,
+    pub wal_compression: WalCompression,
     pub start_lsn: String,
     pub end_lsn: String,
     pub records: i64,
@@ -166,7 +137,7 @@ pub struct WalWhatIfRow {
 pub struct WalWhatIfRelationRow {
     pub relation: String,
     pub fork: String,
-    pub wal_compression: String,
+    pub wal_compression: WalCompression,
     pub fpi_images: i64,
     pub fpi_bytes: i64,
     /// Of `fpi_bytes`, against `off`.
@@ -175,7 +146,7 @@ pub struct WalWhatIfRelationRow {
 
 /// Per-setting totals.
 struct Setting {
-    name: String,
+    setting: WalCompression,
     codec: Option<Box<dyn Codec>>,
     /// Our encoder writing `codec`'s bytes exactly, for the sizes of untimed batches.
     sizer: Option<Box<dyn Codec>>,
@@ -260,8 +231,12 @@ pub struct WalWhatIf {
 }
 
 impl WalWhatIf {
-    /// `settings`: name and codec of each setting, `off` (no codec) first. `sample` in (0, 1].
-    pub fn new(layout: WalLayout, settings: Vec<(String, Option<Box<dyn Codec>>)>, sample: f64) -> Result<WalWhatIf> {
+    /// `settings`: each setting and its codec, `off` (no codec) first. `sample` in (0, 1].
+    pub fn new(
+        layout: WalLayout,
+        settings: Vec<(WalCompression, Option<Box<dyn Codec>>)>,
+        sample: f64,
+    ) -> Result<WalWhatIf> {
         if !(sample > 0.0 && sample <= 1.0) {
             return Err(CodecError::invalid(format!("sample must be in (0, 1], got {sample}")));
         }
@@ -270,8 +245,8 @@ impl WalWhatIf {
         }
         let settings = settings
             .into_iter()
-            .map(|(name, codec)| Setting {
-                name,
+            .map(|(setting, codec)| Setting {
+                setting,
                 codec,
                 sizer: None,
                 sizer_dropped: false,
@@ -315,23 +290,23 @@ impl WalWhatIf {
         })
     }
 
-    /// Size the images of setting `name` with `sizer`, an encoder that writes exactly the bytes of
-    /// the setting's codec (see the module comment); the setting's codec then runs on the timed
-    /// batches only. An unknown name, or `off`, is an error.
-    pub fn size_with(&mut self, name: &str, sizer: Box<dyn Codec>) -> Result<()> {
-        match self.settings.iter_mut().find(|s| s.name == name && s.codec.is_some()) {
-            Some(setting) => {
-                setting.sizer = Some(sizer);
+    /// Size the images of `setting` with `sizer`, an encoder that writes exactly the bytes of the
+    /// setting's codec (see the module comment); the setting's codec then runs on the timed
+    /// batches only. A setting not offered, or `off`, is an error.
+    pub fn size_with(&mut self, setting: WalCompression, sizer: Box<dyn Codec>) -> Result<()> {
+        match self.settings.iter_mut().find(|s| s.setting == setting && s.codec.is_some()) {
+            Some(s) => {
+                s.sizer = Some(sizer);
                 Ok(())
             }
-            None => Err(CodecError::invalid(format!("no compressed setting {name:?} to size"))),
+            None => Err(CodecError::invalid(format!("no compressed setting {} to size", setting.name()))),
         }
     }
 
     /// The settings whose sizer wrote other bytes than the server's routine on a timed batch
     /// (and was dropped there: the rest of the range was sized by the server's routine).
-    pub fn sizers_dropped(&self) -> Vec<&str> {
-        self.settings.iter().filter(|s| s.sizer_dropped).map(|s| s.name.as_str()).collect()
+    pub fn sizers_dropped(&self) -> Vec<WalCompression> {
+        self.settings.iter().filter(|s| s.sizer_dropped).map(|s| s.setting).collect()
     }
 
     /// Image `index` (counting from 0 over the range) is rebuilt and compressed: evenly spaced,
@@ -512,15 +487,14 @@ impl WalWhatIf {
                 let wal_bytes = s.cursor.map_or(0, |c| c.bytes());
                 // CPU was timed on some of the sampled images: those of the timed batches.
                 let scale = |timed: u64| if timed > 0 { self.raw_image_bytes as f64 / timed as f64 } else { 0.0 };
-                let stored_as = [StoredAs::Raw, StoredAs::Pglz, StoredAs::Lz4, StoredAs::Zstd];
-                let stored = stored_as.iter().find(|w| w.setting() == s.name).map_or(0, |w| self.stored[*w as usize]);
+                let stored = self.stored[s.setting as usize];
                 let compressed = if self.sampled_images > 0 {
                     (s.sampled_compressed as f64 * self.images as f64 / self.sampled_images as f64).round() as i64
                 } else {
                     0
                 };
                 WalWhatIfRow {
-                    wal_compression: s.name.clone(),
+                    wal_compression: s.setting,
                     start_lsn: lsn_text(start),
                     end_lsn: lsn_text(self.end_lsn.max(start)),
                     records: self.records as i64,
@@ -554,7 +528,7 @@ impl WalWhatIf {
                 rows.push(WalWhatIfRelationRow {
                     relation: relation.clone(),
                     fork: fork.clone(),
-                    wal_compression: setting.name.clone(),
+                    wal_compression: setting.setting,
                     fpi_images: totals.images as i64,
                     fpi_bytes: bytes as i64,
                     saving_percent: percent_saved(off, bytes),

@@ -1,6 +1,7 @@
 use super::layout::{WalCursor, WalLayout, LONG_PAGE_HEADER, XLOG_BLCKSZ};
 use super::*;
 use crate::lab::codecs::tests::codec;
+use crate::pg_compression::WalCompression;
 use crate::rng::SeededRng;
 use crate::scenarios::fpi::stored_image;
 
@@ -8,12 +9,12 @@ const SEGMENT: u64 = 16 << 20;
 /// A record's bytes besides its images: header, block headers, data.
 const OTHER_BYTES: u32 = 60;
 
-fn settings() -> Vec<(String, Option<Box<dyn Codec>>)> {
+fn settings() -> Vec<(WalCompression, Option<Box<dyn Codec>>)> {
     vec![
-        ("off".into(), None),
-        ("pglz".into(), Some(codec("pglz"))),
-        ("lz4".into(), Some(codec("lz4"))),
-        ("zstd".into(), Some(codec("zstd:3"))),
+        (WalCompression::Off, None),
+        (WalCompression::Pglz, Some(codec("pglz"))),
+        (WalCompression::Lz4, Some(codec("lz4"))),
+        (WalCompression::Zstd, Some(codec("zstd:3"))),
     ]
 }
 
@@ -29,7 +30,7 @@ fn page(lower: u16, upper: u16, seed: u64) -> Vec<u8> {
     p
 }
 
-fn image(relfilenode: u32, p: &[u8], stored_as: StoredAs, bimg_len: usize) -> ImageRef {
+fn image(relfilenode: u32, p: &[u8], stored_as: WalCompression, bimg_len: usize) -> ImageRef {
     let (hole_offset, hole_length) = crate::page::hole(p);
     ImageRef {
         relation: RelationKey { tablespace: 1663, database: 5, relfilenode, fork: 0 },
@@ -54,14 +55,19 @@ fn run(pages: &[Vec<u8>], sample: f64, start: u64) -> (Vec<WalWhatIfRow>, WalWha
 }
 
 /// [`run`] with sizers: (setting, method of our codec).
-fn run_sized(pages: &[Vec<u8>], sample: f64, start: u64, sizers: &[(&str, &str)]) -> (Vec<WalWhatIfRow>, WalWhatIf) {
+fn run_sized(
+    pages: &[Vec<u8>],
+    sample: f64,
+    start: u64,
+    sizers: &[(WalCompression, &str)],
+) -> (Vec<WalWhatIfRow>, WalWhatIf) {
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), sample).unwrap();
     for (setting, method) in sizers {
-        whatif.size_with(setting, codec(method)).unwrap();
+        whatif.size_with(*setting, codec(method)).unwrap();
     }
     let mut lsn = start;
     for (i, p) in pages.iter().enumerate() {
-        let img = image(100 + (i % 2) as u32, p, StoredAs::Raw, BLCKSZ - crate::page::hole(p).1);
+        let img = image(100 + (i % 2) as u32, p, WalCompression::Off, BLCKSZ - crate::page::hole(p).1);
         let total = OTHER_BYTES + img.bimg_len as u32;
         let record = RecordRef { lsn, total_length: total, is_switch: false };
         whatif.add_record(record, &[img], &mut restore_from(p)).unwrap();
@@ -77,7 +83,7 @@ fn off_replays_the_range_as_written() {
     let mut expected = WalCursor::new(WalLayout::new(SEGMENT), 5 * XLOG_BLCKSZ + 24);
     pages.iter().for_each(|_| expected.append((OTHER_BYTES as usize + BLCKSZ - 2800) as u64, false));
     let off = &rows[0];
-    assert_eq!((off.wal_compression.as_str(), off.records, off.fpi_images), ("off", 50, 50));
+    assert_eq!((off.wal_compression, off.records, off.fpi_images), (WalCompression::Off, 50, 50));
     assert_eq!(off.wal_bytes as u64, expected.bytes());
     assert_eq!(off.fpi_bytes as usize, 50 * (BLCKSZ - 2800));
     assert_eq!((off.stored_images, rows[1].stored_images), (50, 0));
@@ -128,7 +134,7 @@ fn incompressible_images_stay_raw_under_every_setting() {
 fn a_compressed_image_in_the_range_is_swapped_for_each_settings_bytes() {
     // A record written under pglz: its image is 700 bytes plus the 2-byte hole header.
     let p = page(200, 3000, 1);
-    let img = image(7, &p, StoredAs::Pglz, 700);
+    let img = image(7, &p, WalCompression::Pglz, 700);
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
     let record = RecordRef { lsn: LONG_PAGE_HEADER, total_length: OTHER_BYTES + 702, is_switch: false };
     whatif.add_record(record, &[img], &mut restore_from(&p)).unwrap();
@@ -194,7 +200,7 @@ fn a_sample_is_not_biased_by_a_ratio_that_drifts_along_the_range() {
 fn a_switch_record_pads_to_the_segment_end_under_every_setting() {
     let p = page(200, 3000, 1);
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
-    let img = image(1, &p, StoredAs::Raw, BLCKSZ - 2800);
+    let img = image(1, &p, WalCompression::Off, BLCKSZ - 2800);
     let first = RecordRef { lsn: SEGMENT + 4096, total_length: OTHER_BYTES + img.bimg_len as u32, is_switch: false };
     whatif.add_record(first, &[img], &mut restore_from(&p)).unwrap();
     let switch = RecordRef { lsn: SEGMENT + 9000, total_length: 24, is_switch: true };
@@ -229,7 +235,7 @@ fn bad_arguments_and_holes_are_errors() {
     assert!(WalWhatIf::new(WalLayout::new(SEGMENT), settings().split_off(1), 1.0).is_err());
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
     let p = page(200, 3000, 1);
-    let mut bad = image(1, &p, StoredAs::Raw, 100);
+    let mut bad = image(1, &p, WalCompression::Off, 100);
     bad.hole_offset = 8000;
     let record = RecordRef { lsn: LONG_PAGE_HEADER, total_length: 200, is_switch: false };
     let err = whatif.add_record(record, &[bad], &mut restore_from(&p)).unwrap_err();
@@ -240,10 +246,10 @@ fn bad_arguments_and_holes_are_errors() {
 fn lsns_print_as_postgres_prints_them() {
     assert_eq!(lsn_text(0x16_B374_D848), "16/B374D848");
     assert_eq!(lsn_text(0x0100_0028), "0/1000028");
-    assert_eq!(StoredAs::from_bimg_info(0x02 | 0x01), StoredAs::Raw);
-    assert_eq!(StoredAs::from_bimg_info(0x04 | 0x02), StoredAs::Pglz);
-    assert_eq!(StoredAs::from_bimg_info(0x08), StoredAs::Lz4);
-    assert_eq!(StoredAs::from_bimg_info(0x10 | 0x01), StoredAs::Zstd);
+    assert_eq!(WalCompression::from_bimg_info(0x02 | 0x01), WalCompression::Off);
+    assert_eq!(WalCompression::from_bimg_info(0x04 | 0x02), WalCompression::Pglz);
+    assert_eq!(WalCompression::from_bimg_info(0x08), WalCompression::Lz4);
+    assert_eq!(WalCompression::from_bimg_info(0x10 | 0x01), WalCompression::Zstd);
 }
 
 /// Sizes from a sizer writing the same bytes are the sizes the setting's codec gives, over
@@ -253,22 +259,25 @@ fn lsns_print_as_postgres_prints_them() {
 fn sizers_give_the_codecs_sizes_or_are_dropped() {
     // 300 pages of 5.2 KB without their hole: two batches, the second one untimed.
     let pages: Vec<Vec<u8>> = (0..300).map(|i| page(200, 3000, i)).collect();
-    let sizes = |rows: &[WalWhatIfRow]| -> Vec<(String, i64, i64, i64)> {
-        rows.iter().map(|r| (r.wal_compression.clone(), r.fpi_bytes, r.wal_bytes, r.compressed_images)).collect()
+    let sizes = |rows: &[WalWhatIfRow]| -> Vec<(WalCompression, i64, i64, i64)> {
+        rows.iter().map(|r| (r.wal_compression, r.fpi_bytes, r.wal_bytes, r.compressed_images)).collect()
     };
     let (plain, _) = run(&pages, 1.0, LONG_PAGE_HEADER);
-    let (same, whatif) = run_sized(&pages, 1.0, LONG_PAGE_HEADER, &[("pglz", "pglz"), ("lz4", "lz4")]);
+    let (same, whatif) =
+        run_sized(&pages, 1.0, LONG_PAGE_HEADER, &[(WalCompression::Pglz, "pglz"), (WalCompression::Lz4, "lz4")]);
     assert_eq!(sizes(&same), sizes(&plain));
     assert!(whatif.sizers_dropped().is_empty());
     assert!(same.iter().skip(1).all(|r| r.compress_cpu_seconds > 0.0 && r.decompress_cpu_seconds > 0.0));
 
-    let (other, whatif) = run_sized(&pages, 1.0, LONG_PAGE_HEADER, &[("pglz", "lz4")]);
+    let (other, whatif) = run_sized(&pages, 1.0, LONG_PAGE_HEADER, &[(WalCompression::Pglz, "lz4")]);
     assert_eq!(sizes(&other), sizes(&plain));
-    assert_eq!(whatif.sizers_dropped(), ["pglz"]);
+    assert_eq!(whatif.sizers_dropped(), [WalCompression::Pglz]);
 
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
-    assert!(whatif.size_with("off", codec("pglz")).is_err());
-    assert!(whatif.size_with("brotli", codec("pglz")).is_err());
+    assert!(whatif.size_with(WalCompression::Off, codec("pglz")).is_err());
+    let mut without_lz4 =
+        WalWhatIf::new(WalLayout::new(SEGMENT), settings().into_iter().take(2).collect(), 1.0).unwrap();
+    assert!(without_lz4.size_with(WalCompression::Lz4, codec("lz4")).is_err());
 }
 
 /// A codec counting the images it compresses.
@@ -298,14 +307,14 @@ fn with_a_sizer_the_codec_runs_on_the_timed_batches_only() {
     let pages: Vec<Vec<u8>> = (0..2000).map(|i| page(200, 3000, i)).collect();
     let (server, ours) = (std::rc::Rc::new(std::cell::Cell::new(0)), std::rc::Rc::new(std::cell::Cell::new(0)));
     let settings = vec![
-        ("off".to_string(), None),
-        ("pglz".to_string(), Some(Box::new(Counting(codec("pglz"), server.clone())) as Box<dyn Codec>)),
+        (WalCompression::Off, None),
+        (WalCompression::Pglz, Some(Box::new(Counting(codec("pglz"), server.clone())) as Box<dyn Codec>)),
     ];
     let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings, 1.0).unwrap();
-    whatif.size_with("pglz", Box::new(Counting(codec("pglz"), ours.clone()))).unwrap();
+    whatif.size_with(WalCompression::Pglz, Box::new(Counting(codec("pglz"), ours.clone()))).unwrap();
     let mut lsn = LONG_PAGE_HEADER;
     for p in &pages {
-        let img = image(100, p, StoredAs::Raw, BLCKSZ - crate::page::hole(p).1);
+        let img = image(100, p, WalCompression::Off, BLCKSZ - crate::page::hole(p).1);
         let total = OTHER_BYTES + img.bimg_len as u32;
         whatif
             .add_record(RecordRef { lsn, total_length: total, is_switch: false }, &[img], &mut restore_from(p))
