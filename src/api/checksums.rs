@@ -10,9 +10,9 @@ use crate::errors::raise;
 use crate::server::c_codecs::c_crc32c;
 use crate::server::check_interrupts;
 
-/// Bytes checksummed between two checks for cancel: a few ms at the slowest CRC here
-/// (the legacy one, byte at a time).
-const PIECE: usize = 4 << 20;
+// Bytes checksummed between two checks for cancel (the cancel piece of every long call): a
+// few ms at the slowest CRC here (the legacy one, byte at a time).
+use compresslab_core::ticking::PIECE;
 
 /// `crc` (continuing from `previous`) over `data` a [`PIECE`] at a time, with a check for
 /// cancel after each piece.

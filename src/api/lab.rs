@@ -16,14 +16,12 @@ use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::measure::{build_codec, sample_size, sampled_blocks};
 use crate::rows::{set_of, Row};
-use crate::server::pages::{read_pages, relation_blocks};
+use crate::server::pages::{read_pages, relation_blocks, PAGES_PER_BATCH};
 use crate::server::privileges::{require_page_read, require_server_file_read};
 use crate::server::relations::RegClass;
 use crate::server::{c_codecs, check_interrupts, files, sampling, PgHooks};
 
 const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
-/// Pages read per batch when a whole relation is measured: memory stays at 8 MB plus buffers.
-const PAGES_PER_BATCH: usize = 1024;
 const BENCH_RESULT: &str = "compresslab.bench_result";
 
 /// Slice sizes from SQL (NULL: `default`): non-negative, 0 meaning whole pieces.

@@ -17,15 +17,13 @@ use compresslab_core::CodecError;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
 use crate::errors::{raise, report, OrRaise};
-use crate::server::pages::{is_permanent, read_pages, relation_blocks};
+use crate::server::pages::{is_permanent, read_pages, relation_blocks, PAGES_PER_BATCH};
 use crate::server::versions::wal_built_with;
 use crate::server::wal::{self, WalReader, WalSource};
 use crate::server::{c_codecs, check_interrupts, PgHooks};
 
 pub mod advice;
 
-/// Pages read and measured per batch.
-const PAGES_PER_BATCH: usize = 1024;
 /// Progress NOTICEs this often (bytes of WAL read).
 const PROGRESS_EVERY: u64 = 256 << 20;
 

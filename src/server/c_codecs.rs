@@ -7,7 +7,7 @@
 use std::ffi::{c_char, c_void};
 
 use compresslab_core::error::{try_reserve, Result};
-use compresslab_core::lab::codecs::{self, ServerCodecs};
+use compresslab_core::lab::codecs;
 use compresslab_core::lab::Codec;
 use compresslab_core::pglz::{self, Strategy};
 use compresslab_core::registry::{MethodKind, MethodSpec};
@@ -73,24 +73,18 @@ pub fn c_crc32c_sb8(previous: u32, data: &[u8]) -> u32 {
     unsafe { !pg_comp_crc32c_sb8(!previous, data.as_ptr().cast(), data.len()) }
 }
 
-/// The server's C codecs, for the core's one dispatch ([`codecs::build_with`]).
-struct Server;
-
-impl ServerCodecs for Server {
-    fn pglz(&self, spec: MethodSpec, strategy: Strategy) -> Result<Box<dyn Codec>> {
-        Ok(Box::new(ServerPglz { spec, strategy, padded: Vec::new() }))
-    }
-    fn lz4(&self, _spec: MethodSpec) -> Result<Box<dyn Codec>> {
-        Ok(Box::new(ServerLz4::load()?))
-    }
-    fn zstd(&self, spec: MethodSpec) -> Result<Box<dyn Codec>> {
-        Ok(Box::new(ServerZstd::load(spec)?))
-    }
-}
-
-/// Build the codec of any method of the registry, ours or the server's.
+/// The codec of any method of the registry: the server's own C code for a server method,
+/// built here where its symbols are reached; ours from the core.
 pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
-    codecs::build_with(spec, Some(&Server))
+    Ok(match spec.kind {
+        MethodKind::ServerPglz => Box::new(ServerPglz { spec: *spec, strategy: Strategy::DEFAULT, padded: Vec::new() }),
+        MethodKind::ServerPglzAlways => {
+            Box::new(ServerPglz { spec: *spec, strategy: Strategy::ALWAYS, padded: Vec::new() })
+        }
+        MethodKind::ServerLz4 => Box::new(ServerLz4::load()?),
+        MethodKind::ServerZstd => Box::new(ServerZstd::load(*spec)?),
+        _ => codecs::build(spec)?,
+    })
 }
 
 struct ServerPglz {

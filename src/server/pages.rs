@@ -8,6 +8,10 @@ use pgrx::{PgRelation, PgSqlErrorCode};
 
 use crate::errors::report;
 
+/// Pages read and measured per batch when a whole relation is measured: memory stays at 8 MB
+/// plus buffers.
+pub const PAGES_PER_BATCH: usize = 1024;
+
 /// A `BAS_BULKREAD` buffer access strategy, freed on drop.
 struct BulkRead(pg_sys::BufferAccessStrategy);
 

@@ -1,8 +1,8 @@
 //! The codecs the lab measures, behind one trait so that our Rust codecs and PostgreSQL's own C
 //! routines (built by the extension, which can reach the server's symbols) are timed by the
 //! same loop. Which codec a method name stands for is the registry's business
-//! ([`crate::registry`]); [`build_with`] turns any parsed [`MethodSpec`] into a codec, asking
-//! the host's [`ServerCodecs`] for the server's.
+//! ([`crate::registry`]); [`build`] turns a parsed [`MethodSpec`] of ours into a codec. The
+//! server's codecs are built by the extension and handed in as `Box<dyn Codec>`.
 
 use std::io::Cursor;
 
@@ -36,29 +36,11 @@ pub fn compress_to_vec(codec: &mut dyn Codec, src: &[u8], scratch: &mut Vec<u8>)
     codec.compress(src, scratch, &mut || ())
 }
 
-/// The server's C codecs, built by a host that can reach the server's symbols (the extension
-/// implements it); [`build_with`] asks it for the `Server*` methods.
-pub trait ServerCodecs {
-    /// PostgreSQL's own `pglz_compress`/`pglz_decompress` with `strategy`.
-    fn pglz(&self, spec: MethodSpec, strategy: pglz::Strategy) -> Result<Box<dyn Codec>>;
-    /// The liblz4 the server links.
-    fn lz4(&self, spec: MethodSpec) -> Result<Box<dyn Codec>>;
-    /// The libzstd the server links, at `spec`'s level.
-    fn zstd(&self, spec: MethodSpec) -> Result<Box<dyn Codec>>;
-}
-
-/// The codec of any method of the registry — the one place a method becomes a codec: ours
-/// here, the server's from `server` (None outside the server: asking for one is an error).
-pub fn build_with(spec: &MethodSpec, server: Option<&dyn ServerCodecs>) -> Result<Box<dyn Codec>> {
+/// The codec of one of our methods; a server method is an error here: the extension builds
+/// those from the server's own code (`src/server/c_codecs.rs`) and hands them to the lab as
+/// `Box<dyn Codec>`, so the core never calls back up to make one.
+pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
     let spec = *spec;
-    let server = || {
-        server.ok_or_else(|| {
-            CodecError::invalid(format!(
-                "method {} runs PostgreSQL's own C code and can only be measured inside the server",
-                spec.name()
-            ))
-        })
-    };
     Ok(match spec.kind {
         MethodKind::Memcpy => Box::new(Memcpy),
         MethodKind::Pglz => Box::new(Pglz { spec, strategy: pglz::Strategy::DEFAULT, fast: false }),
@@ -67,16 +49,13 @@ pub fn build_with(spec: &MethodSpec, server: Option<&dyn ServerCodecs>) -> Resul
         MethodKind::Lz4 => Box::new(Lz4Block),
         MethodKind::Lz4Frame => Box::new(Lz4Frame),
         MethodKind::Zstd => Box::new(Zstd::new(spec)?),
-        MethodKind::ServerPglz => server()?.pglz(spec, pglz::Strategy::DEFAULT)?,
-        MethodKind::ServerPglzAlways => server()?.pglz(spec, pglz::Strategy::ALWAYS)?,
-        MethodKind::ServerLz4 => server()?.lz4(spec)?,
-        MethodKind::ServerZstd => server()?.zstd(spec)?,
+        MethodKind::ServerPglz | MethodKind::ServerPglzAlways | MethodKind::ServerLz4 | MethodKind::ServerZstd => {
+            return Err(CodecError::invalid(format!(
+                "method {} runs PostgreSQL's own C code and can only be measured inside the server",
+                spec.name()
+            )))
+        }
     })
-}
-
-/// One of our (Rust) codecs; a server method is an error (see [`build_with`]).
-pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
-    build_with(spec, None)
 }
 
 struct Pglz {
