@@ -1,7 +1,8 @@
 //! WAL what-if in SQL: the server's real WAL replayed under every `wal_compression` setting
 //! (the core's `scenarios::wal`), read with the server's own reader (`crate::server::wal`).
 
-use compresslab_core::advisor::wal::TimeSpan;
+use std::ops::ControlFlow;
+
 use compresslab_core::scenarios::wal::WalWhatIf;
 use pgrx::composite_type;
 use pgrx::prelude::*;
@@ -17,7 +18,7 @@ fn replay(start_lsn: Option<i64>, end_lsn: Option<i64>, sample: f64, wal_dir: Op
     require_wal_read(what);
     let source = WalSource::open(wal_dir);
     let (start, end) = checked_range(&source, start_lsn, end_lsn);
-    replay_range(&source, start, end, sample, None, &mut TimeSpan::default())
+    replay_range(&source, start, end, sample, &mut |_| ControlFlow::Continue(()))
 }
 
 /// What the WAL from `start_lsn` (default: the oldest still in pg_wal) to `end_lsn` (default:

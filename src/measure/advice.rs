@@ -2,6 +2,7 @@
 //! settings) and runs the measurements, then leaves the arithmetic and the decision to the
 //! core's advisor.
 
+use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
@@ -84,7 +85,19 @@ fn read_wal(
     let (start, sample) = advisor::wal::window(seconds, since.unwrap_or(oldest).clamp(oldest, flush), flush);
     let mut span = TimeSpan::default();
     let replayed = PgTryBuilder::new(AssertUnwindSafe(|| {
-        Some(finish_whatif(&mut replay_range(source, start, flush, sample, Some(deadline), &mut span)))
+        // The advice's concerns, not the replay's: the period the records' times span, and
+        // the budget.
+        let mut after_record = |time: Option<i64>| {
+            if let Some(micros) = time {
+                span.observe(micros);
+            }
+            if Instant::now() >= deadline {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        Some(finish_whatif(&mut replay_range(source, start, flush, sample, &mut after_record)))
     }))
     .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
         if retry && gone_segment(&error) {

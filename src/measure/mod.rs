@@ -2,9 +2,9 @@
 //! codecs built from method text, a relation's full-page images, WAL replayed through the
 //! what-if, the range of WAL to read, sample sizes.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
-use compresslab_core::advisor::wal::TimeSpan;
 use compresslab_core::lab::{Codec, Hooks};
 use compresslab_core::page::{sample_blocks, Hole};
 use compresslab_core::pg_compression::WalCompression;
@@ -86,44 +86,66 @@ fn invalid_range(message: String, hint: &str) -> ! {
     report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message, Some(hint))
 }
 
+/// What a WAL source holds, and how to say that a range is outside it.
+struct Readable {
+    /// The first LSN it holds, and its segment's name.
+    oldest: u64,
+    oldest_name: String,
+    /// The last LSN that may be read.
+    limit: u64,
+    /// Said of an end_lsn past `limit`.
+    past_limit: String,
+    /// Said of a start_lsn before `oldest`, then its hint.
+    gone: &'static str,
+    gone_hint: &'static str,
+    /// The hint of an end_lsn past `limit`.
+    end_hint: &'static str,
+}
+
+impl Readable {
+    fn of(source: &WalSource) -> Readable {
+        match source {
+            WalSource::PgWal => {
+                wal::require_readable_pg_wal();
+                let Some((oldest, oldest_name)) = wal::oldest_segment() else {
+                    report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
+                };
+                let limit = wal::flush_lsn();
+                Readable {
+                    oldest,
+                    oldest_name,
+                    limit,
+                    past_limit: format!("is in the future: WAL is flushed up to {}", lsn_text(limit)),
+                    gone: "is no longer in pg_wal: the oldest segment there is",
+                    gone_hint:
+                        "Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more.",
+                    end_hint: "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
+                }
+            }
+            WalSource::Archive(archive) => {
+                let ((oldest, oldest_name), (limit, newest_name)) = (archive.oldest(), archive.newest());
+                Readable {
+                    oldest,
+                    oldest_name,
+                    limit,
+                    past_limit: format!(
+                        "is past the WAL in the directory: its newest segment {newest_name} ends at {}",
+                        lsn_text(limit)
+                    ),
+                    gone: "is not in the directory: its oldest segment is",
+                    gone_hint: "Leave start_lsn NULL to start from the oldest segment of wal_dir.",
+                    end_hint: "Leave end_lsn NULL to read to the end of the newest complete record of wal_dir.",
+                }
+            }
+        }
+    }
+}
+
 /// The range to read from `source`: defaults (pg_wal: its oldest segment to the flush LSN; a
 /// directory: all of it, to the end of its newest complete record), and clear errors for a
 /// range that is gone, reversed or ahead, or (a directory) has a gap.
 pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option<i64>) -> (u64, u64) {
-    // What may be read: from `oldest` (segment `oldest_name`) to `limit`, and how to say so.
-    let (oldest, oldest_name, limit, past_limit, gone, gone_hint, end_hint) = match source {
-        WalSource::PgWal => {
-            wal::require_readable_pg_wal();
-            let Some((oldest, segment)) = wal::oldest_segment() else {
-                report(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, "no WAL segment found in pg_wal".into(), None)
-            };
-            let flush = wal::flush_lsn();
-            (
-                oldest,
-                segment,
-                flush,
-                format!("is in the future: WAL is flushed up to {}", lsn_text(flush)),
-                "is no longer in pg_wal: the oldest segment there is",
-                "Leave start_lsn NULL to start from the oldest WAL still in pg_wal; wal_keep_size keeps more.",
-                "Leave end_lsn NULL to read up to pg_current_wal_flush_lsn().",
-            )
-        }
-        WalSource::Archive(archive) => {
-            let ((oldest, oldest_name), (newest, newest_name)) = (archive.oldest(), archive.newest());
-            (
-                oldest,
-                oldest_name,
-                newest,
-                format!(
-                    "is past the WAL in the directory: its newest segment {newest_name} ends at {}",
-                    lsn_text(newest)
-                ),
-                "is not in the directory: its oldest segment is",
-                "Leave start_lsn NULL to start from the oldest segment of wal_dir.",
-                "Leave end_lsn NULL to read to the end of the newest complete record of wal_dir.",
-            )
-        }
-    };
+    let Readable { oldest, oldest_name, limit, past_limit, gone, gone_hint, end_hint } = Readable::of(source);
     let start = start_lsn.map_or(oldest, |lsn| lsn as u64);
     let end = end_lsn.map_or(limit, |lsn| lsn as u64);
     if end > limit {
@@ -148,16 +170,16 @@ pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option
     (start, end)
 }
 
-/// Replay `[start, end)` of `source` (checked by the caller), stopping early at `deadline` if
-/// one is given: the what-if then covers the records read so far (its `end_lsn` says where it
-/// stopped). `span` gathers the times of the records read that carry one.
+/// Replay `[start, end)` of `source` (checked by the caller) through the what-if. After each
+/// record, `after_record` is told the record's time (commits, aborts and checkpoints carry
+/// one, in microseconds) and may stop the replay: the what-if then covers the records read so
+/// far (its `end_lsn` says where it stopped).
 pub fn replay_range(
     source: &WalSource,
     start: u64,
     end: u64,
     sample: f64,
-    deadline: Option<Instant>,
-    span: &mut TimeSpan,
+    after_record: &mut dyn FnMut(Option<i64>) -> ControlFlow<()>,
 ) -> WalWhatIf {
     let settings = wal_settings();
     let offered: Vec<WalCompression> = settings.iter().map(|(setting, _)| *setting).collect();
@@ -175,9 +197,7 @@ pub fn replay_range(
     while let Some(mut record) = reader.next() {
         check_interrupts();
         let header = record.header();
-        if let Some(micros) = record.timestamp() {
-            span.observe(micros);
-        }
+        let time = record.timestamp();
         let (images, ids) = record.images();
         whatif
             .add_record(header, &images, &mut |i, page| {
@@ -186,7 +206,7 @@ pub fn replay_range(
             })
             .or_raise();
         last_end = record.end_lsn();
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if after_record(time).is_break() {
             break;
         }
         if last_end >= next_progress {
