@@ -1,7 +1,7 @@
 //! Settings. All but one are USERSET: they only steer what the caller compresses for itself;
 //! `compresslab.max_decompressed_size_ceiling` is SUSET, the administrator's cap on memory.
 
-use compresslab_core::{zstd_codec, Method};
+use compresslab_core::{zstd_codec, EnvelopeMethod};
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
 
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -92,12 +92,12 @@ pub fn bench_iterations() -> i32 {
     BENCH_ITERATIONS.get()
 }
 
-pub fn method() -> Method {
+pub fn method() -> EnvelopeMethod {
     match METHOD.get() {
-        MethodSetting::None => Method::None,
-        MethodSetting::Pglz => Method::Pglz,
-        MethodSetting::Lz4 => Method::Lz4,
-        MethodSetting::Zstd => Method::Zstd,
+        MethodSetting::None => EnvelopeMethod::None,
+        MethodSetting::Pglz => EnvelopeMethod::Pglz,
+        MethodSetting::Lz4 => EnvelopeMethod::Lz4,
+        MethodSetting::Zstd => EnvelopeMethod::Zstd,
     }
 }
 

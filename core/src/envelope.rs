@@ -20,7 +20,7 @@ use crate::{lz4, pglz, ticking, zstd_codec};
 
 crate::named_choices! {
     /// The methods an envelope can name (`compress()`'s `method` argument).
-    pub enum Method: "compression method", "methods" {
+    pub enum EnvelopeMethod: "compression method", "methods" {
         /// Stored as is.
         None = "none",
         Pglz = "pglz",
@@ -29,29 +29,29 @@ crate::named_choices! {
     }
 }
 
-impl Method {
-    pub fn parse(text: &str) -> Result<Method> {
+impl EnvelopeMethod {
+    pub fn parse(text: &str) -> Result<EnvelopeMethod> {
         parse_named(text)
     }
 
     fn id(self) -> u8 {
         match self {
-            Method::None => 0,
-            Method::Pglz => 1,
-            Method::Lz4 => 2,
-            Method::Zstd => 3,
+            EnvelopeMethod::None => 0,
+            EnvelopeMethod::Pglz => 1,
+            EnvelopeMethod::Lz4 => 2,
+            EnvelopeMethod::Zstd => 3,
         }
     }
 
-    fn from_id(id: u8) -> Option<Method> {
-        Method::ALL.iter().copied().find(|m| m.id() == id)
+    fn from_id(id: u8) -> Option<EnvelopeMethod> {
+        EnvelopeMethod::ALL.iter().copied().find(|m| m.id() == id)
     }
 
     /// Check a level for this method: only zstd has levels.
     pub fn check_level(self, level: Option<i32>) -> Result<Option<i32>> {
         match (self, level) {
             (_, None) => Ok(None),
-            (Method::Zstd, Some(l)) => zstd_codec::check_level(l).map(Some),
+            (EnvelopeMethod::Zstd, Some(l)) => zstd_codec::check_level(l).map(Some),
             (m, Some(l)) => Err(CodecError::invalid(format!(
                 "compression method {} has no levels, but level {l} was given",
                 m.name()
@@ -65,13 +65,18 @@ pub const FORMAT_VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 10;
 
 /// Compress `src` with `method` (and `level` for zstd, default 3) into an envelope.
-pub fn compress(src: &[u8], method: Method, level: Option<i32>) -> Result<Vec<u8>> {
+pub fn compress(src: &[u8], method: EnvelopeMethod, level: Option<i32>) -> Result<Vec<u8>> {
     compress_with_tick(src, method, level, &mut || ())
 }
 
 /// [`compress`], calling `tick` during long work (see [`pglz::compress_to_ticking`] and
 /// [`zstd_codec::compress_to`]). The result is allocated once, fallibly.
-pub fn compress_with_tick(src: &[u8], method: Method, level: Option<i32>, tick: &mut dyn FnMut()) -> Result<Vec<u8>> {
+pub fn compress_with_tick(
+    src: &[u8],
+    method: EnvelopeMethod,
+    level: Option<i32>,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<u8>> {
     let mut out = try_zeroed(compress_bound(src.len()), "the compressed value")?;
     let n = compress_to(src, method, level, &mut out, tick)?;
     out.truncate(n);
@@ -89,7 +94,7 @@ pub fn compress_bound(len: usize) -> usize {
 /// codec writes straight into it after the header. Returns the envelope's length.
 pub fn compress_to(
     src: &[u8],
-    method: Method,
+    method: EnvelopeMethod,
     level: Option<i32>,
     dst: &mut [u8],
     tick: &mut dyn FnMut(),
@@ -107,11 +112,11 @@ pub fn compress_to(
     };
     let payload = &mut out[HEADER_LEN..];
     let stored = match method {
-        Method::None => None,
-        Method::Pglz => pglz::compress_to_ticking(src, payload, &pglz::Strategy::DEFAULT, false, tick),
-        Method::Lz4 => Some(lz4::block::compress_to_ticking(src, payload, tick)?),
+        EnvelopeMethod::None => None,
+        EnvelopeMethod::Pglz => pglz::compress_to_ticking(src, payload, &pglz::Strategy::DEFAULT, false, tick),
+        EnvelopeMethod::Lz4 => Some(lz4::block::compress_to_ticking(src, payload, tick)?),
         // Room for the input only: a frame that does not fit would not be kept anyway.
-        Method::Zstd => zstd_codec::compress_to(
+        EnvelopeMethod::Zstd => zstd_codec::compress_to(
             src,
             level.unwrap_or(zstd_codec::DEFAULT_LEVEL),
             None,
@@ -123,7 +128,7 @@ pub fn compress_to(
         Some(n) if n < src.len() => (method, n),
         _ => {
             ticking::copy(&mut payload[..src.len()], src, tick);
-            (Method::None, src.len())
+            (EnvelopeMethod::None, src.len())
         }
     };
     out[..4].copy_from_slice(&MAGIC);
@@ -136,7 +141,7 @@ pub fn compress_to(
 /// What an envelope's header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnvelopeInfo {
-    pub method: Method,
+    pub method: EnvelopeMethod,
     pub raw_size: usize,
     pub compressed_size: usize,
 }
@@ -155,7 +160,7 @@ pub fn info(src: &[u8]) -> Result<EnvelopeInfo> {
             src[4]
         )));
     }
-    let method = Method::from_id(src[5])
+    let method = EnvelopeMethod::from_id(src[5])
         .ok_or_else(|| CodecError::corrupt(format!("compresslab header names unknown method id {}", src[5])))?;
     let raw_size = u32::from_le_bytes(src[6..10].try_into().unwrap()) as usize;
     Ok(EnvelopeInfo { method, raw_size, compressed_size: src.len() })
@@ -196,15 +201,15 @@ pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Resu
     }
     let payload = &src[HEADER_LEN..];
     let decoded = match info.method {
-        Method::None => {
+        EnvelopeMethod::None => {
             if payload.len() == dst.len() {
                 ticking::copy(dst, payload, tick);
             }
             payload.len()
         }
-        Method::Pglz => pglz::decompress_into_ticking(payload, dst, true, tick)?,
-        Method::Lz4 => lz4::block::decompress_into_ticking(payload, dst, tick).map(|()| dst.len())?,
-        Method::Zstd => zstd_codec::decompress_to(payload, None, dst, tick).map(|()| dst.len())?,
+        EnvelopeMethod::Pglz => pglz::decompress_into_ticking(payload, dst, true, tick)?,
+        EnvelopeMethod::Lz4 => lz4::block::decompress_into_ticking(payload, dst, tick).map(|()| dst.len())?,
+        EnvelopeMethod::Zstd => zstd_codec::decompress_to(payload, None, dst, tick).map(|()| dst.len())?,
     };
     if decoded != info.raw_size {
         return Err(CodecError::corrupt(format!(
@@ -222,7 +227,7 @@ mod tests {
     #[test]
     fn every_method_round_trips_and_reports_itself() {
         let data = b"envelope envelope envelope envelope envelope envelope".repeat(40);
-        for &method in Method::ALL {
+        for &method in EnvelopeMethod::ALL {
             let packed = compress(&data, method, None).unwrap();
             let info = info(&packed).unwrap();
             assert_eq!(info.method, method);
@@ -235,9 +240,9 @@ mod tests {
     #[test]
     fn incompressible_input_is_stored_raw() {
         let data = crate::rng::SeededRng::new(0x9E37_79B9).bytes(4096);
-        for &method in Method::ALL {
+        for &method in EnvelopeMethod::ALL {
             let packed = compress(&data, method, None).unwrap();
-            assert_eq!(info(&packed).unwrap().method, Method::None);
+            assert_eq!(info(&packed).unwrap().method, EnvelopeMethod::None);
             assert_eq!(packed.len(), data.len() + HEADER_LEN);
             assert_eq!(decompress(&packed, usize::MAX).unwrap(), data);
         }
@@ -245,11 +250,11 @@ mod tests {
 
     #[test]
     fn names_levels_and_bad_headers() {
-        assert_eq!(Method::parse(" LZ4 ").unwrap(), Method::Lz4);
-        assert!(matches!(Method::parse("snappy"), Err(CodecError::InvalidParameter(_))));
-        assert!(matches!(compress(b"x", Method::Lz4, Some(1)), Err(CodecError::InvalidParameter(_))));
-        assert!(matches!(compress(b"x", Method::Zstd, Some(99)), Err(CodecError::InvalidParameter(_))));
-        let mut packed = compress(&[1u8; 100], Method::Zstd, Some(19)).unwrap();
+        assert_eq!(EnvelopeMethod::parse(" LZ4 ").unwrap(), EnvelopeMethod::Lz4);
+        assert!(matches!(EnvelopeMethod::parse("snappy"), Err(CodecError::InvalidParameter(_))));
+        assert!(matches!(compress(b"x", EnvelopeMethod::Lz4, Some(1)), Err(CodecError::InvalidParameter(_))));
+        assert!(matches!(compress(b"x", EnvelopeMethod::Zstd, Some(99)), Err(CodecError::InvalidParameter(_))));
+        let mut packed = compress(&[1u8; 100], EnvelopeMethod::Zstd, Some(19)).unwrap();
         assert!(matches!(decompress(&packed, 99), Err(CodecError::TooLarge(_))));
         packed[5] = 9;
         assert!(matches!(decompress(&packed, 1000), Err(CodecError::Corrupt(_))));
@@ -261,7 +266,7 @@ mod tests {
     #[test]
     fn lying_raw_size_is_corrupt() {
         let data = vec![5u8; 1000];
-        for method in [Method::Pglz, Method::Lz4, Method::Zstd] {
+        for method in [EnvelopeMethod::Pglz, EnvelopeMethod::Lz4, EnvelopeMethod::Zstd] {
             let mut packed = compress(&data, method, None).unwrap();
             packed[6..10].copy_from_slice(&1200u32.to_le_bytes());
             assert!(matches!(decompress(&packed, 1 << 20), Err(CodecError::Corrupt(_))), "{method:?}");

@@ -32,7 +32,7 @@ pub mod versions;
 pub mod wild_copy;
 pub mod zstd_codec;
 
-pub use envelope::Method;
+pub use envelope::EnvelopeMethod;
 pub use error::CodecError;
 
 /// The version of this build, as `compresslab.version()` reports it.

@@ -101,26 +101,18 @@ pub fn names<T: Named>() -> String {
     T::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
 }
 
-/// What a method compresses with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// No compression: the speed limit.
-    Copy,
-    Pglz,
-    Lz4,
-    Zstd,
+named_choices! {
+    /// What a method compresses with.
+    pub enum Family: "codec family", "families" {
+        /// No compression: the speed limit.
+        Copy = "copy",
+        Pglz = "pglz",
+        Lz4 = "lz4",
+        Zstd = "zstd",
+    }
 }
 
 impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Copy => "copy",
-            Family::Pglz => "pglz",
-            Family::Lz4 => "lz4",
-            Family::Zstd => "zstd",
-        }
-    }
-
     /// The levels this family takes, if any.
     pub fn levels(self) -> Option<RangeInclusive<i32>> {
         match self {
@@ -128,22 +120,6 @@ impl Family {
             _ => None,
         }
     }
-}
-
-/// A method the lab can measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MethodKind {
-    Memcpy,
-    Pglz,
-    PglzFast,
-    PglzAlways,
-    Lz4,
-    Lz4Frame,
-    Zstd,
-    ServerPglz,
-    ServerPglzAlways,
-    ServerLz4,
-    ServerZstd,
 }
 
 /// One row of the method table.
@@ -176,122 +152,67 @@ pub enum Library {
     ServerZstd,
 }
 
-/// The method table.
-pub const METHODS: &[MethodInfo] = &[
-    MethodInfo {
-        kind: MethodKind::Memcpy,
-        name: "memcpy",
-        family: Family::Copy,
-        server: false,
-        library: Library::Compresslab,
-        about: "a plain copy: the speed limit of any method",
-    },
-    MethodInfo {
-        kind: MethodKind::Pglz,
-        name: "pglz",
-        family: Family::Pglz,
-        server: false,
-        library: Library::Compresslab,
-        about: "our pglz, byte-identical to PostgreSQL's, default strategy (as TOAST and wal_compression)",
-    },
-    MethodInfo {
-        kind: MethodKind::PglzFast,
-        name: "pglz_fast",
-        family: Family::Pglz,
-        server: false,
-        library: Library::Compresslab,
-        about: "our pglz with a faster match finder: same format, not byte-identical",
-    },
-    MethodInfo {
-        kind: MethodKind::PglzAlways,
-        name: "pglz_always",
-        family: Family::Pglz,
-        server: false,
-        library: Library::Compresslab,
-        about: "our pglz with the always strategy (no size or saving thresholds)",
-    },
-    MethodInfo {
-        kind: MethodKind::Lz4,
-        name: "lz4",
-        family: Family::Lz4,
-        server: false,
-        library: Library::Compresslab,
-        about: "an LZ4 block, byte for byte what the server's liblz4 writes for lz4 TOAST values",
-    },
-    MethodInfo {
-        kind: MethodKind::Lz4Frame,
-        name: "lz4_frame",
-        family: Family::Lz4,
-        server: false,
-        library: Library::Lz4Flex,
-        about: "an LZ4 frame with content size and checksum (lz4_flex), as the lz4 tool writes",
-    },
-    MethodInfo {
-        kind: MethodKind::Zstd,
-        name: "zstd",
-        family: Family::Zstd,
-        server: false,
-        library: Library::BundledZstd,
-        about: "a zstd frame (the zstd crate's static libzstd)",
-    },
-    MethodInfo {
-        kind: MethodKind::ServerPglz,
-        name: "server_pglz",
-        family: Family::Pglz,
-        server: true,
-        library: Library::Postgres,
-        about: "PostgreSQL's own C pglz_compress/pglz_decompress, default strategy",
-    },
-    MethodInfo {
-        kind: MethodKind::ServerPglzAlways,
-        name: "server_pglz_always",
-        family: Family::Pglz,
-        server: true,
-        library: Library::Postgres,
-        about: "PostgreSQL's own C pglz with the always strategy",
-    },
-    MethodInfo {
-        kind: MethodKind::ServerLz4,
-        name: "server_lz4",
-        family: Family::Lz4,
-        server: true,
-        library: Library::ServerLz4,
-        about: "the liblz4 the server links: LZ4_compress_default / LZ4_decompress_safe",
-    },
-    MethodInfo {
-        kind: MethodKind::ServerZstd,
-        name: "server_zstd",
-        family: Family::Zstd,
-        server: true,
-        library: Library::ServerZstd,
-        about: "the libzstd the server links: ZSTD_compressCCtx / ZSTD_decompressDCtx",
-    },
-];
+/// Declare the lab's methods once: the [`MethodKind`] enum, its order, and the [`METHODS`] table
+/// come from the same rows, so no list of methods is written twice.
+macro_rules! methods {
+    ($( $kind:ident = $name:literal, $family:ident, server: $server:literal, $library:ident, $about:literal; )+) => {
+        /// A method the lab can measure.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum MethodKind {
+            $( $kind ),+
+        }
+
+        /// The method table, in the order methods are listed.
+        pub const METHODS: &[MethodInfo] = &[
+            $( MethodInfo {
+                kind: MethodKind::$kind,
+                name: $name,
+                family: Family::$family,
+                server: $server,
+                library: Library::$library,
+                about: $about,
+            } ),+
+        ];
+
+        impl Named for MethodKind {
+            const WHAT: &'static str = "benchmark method";
+            const PLURAL: &'static str = "methods";
+            const ALL: &'static [MethodKind] = &[$( MethodKind::$kind ),+];
+            fn name(self) -> &'static str {
+                self.info().name
+            }
+        }
+    };
+}
+
+methods! {
+    Memcpy = "memcpy", Copy, server: false, Compresslab,
+        "a plain copy: the speed limit of any method";
+    Pglz = "pglz", Pglz, server: false, Compresslab,
+        "our pglz, byte-identical to PostgreSQL's, default strategy (as TOAST and wal_compression)";
+    PglzFast = "pglz_fast", Pglz, server: false, Compresslab,
+        "our pglz with a faster match finder: same format, not byte-identical";
+    PglzAlways = "pglz_always", Pglz, server: false, Compresslab,
+        "our pglz with the always strategy (no size or saving thresholds)";
+    Lz4 = "lz4", Lz4, server: false, Compresslab,
+        "an LZ4 block, byte for byte what the server's liblz4 writes for lz4 TOAST values";
+    Lz4Frame = "lz4_frame", Lz4, server: false, Lz4Flex,
+        "an LZ4 frame with content size and checksum (lz4_flex), as the lz4 tool writes";
+    Zstd = "zstd", Zstd, server: false, BundledZstd,
+        "a zstd frame (the zstd crate's static libzstd)";
+    ServerPglz = "server_pglz", Pglz, server: true, Postgres,
+        "PostgreSQL's own C pglz_compress/pglz_decompress, default strategy";
+    ServerPglzAlways = "server_pglz_always", Pglz, server: true, Postgres,
+        "PostgreSQL's own C pglz with the always strategy";
+    ServerLz4 = "server_lz4", Lz4, server: true, ServerLz4,
+        "the liblz4 the server links: LZ4_compress_default / LZ4_decompress_safe";
+    ServerZstd = "server_zstd", Zstd, server: true, ServerZstd,
+        "the libzstd the server links: ZSTD_compressCCtx / ZSTD_decompressDCtx";
+}
 
 impl MethodKind {
     pub fn info(self) -> &'static MethodInfo {
         METHODS.iter().find(|m| m.kind == self).expect("every method has a row in METHODS")
-    }
-}
-
-impl Named for MethodKind {
-    const WHAT: &'static str = "benchmark method";
-    const PLURAL: &'static str = "methods";
-    const ALL: &'static [MethodKind] = &[
-        MethodKind::Memcpy,
-        MethodKind::Pglz,
-        MethodKind::PglzFast,
-        MethodKind::PglzAlways,
-        MethodKind::Lz4,
-        MethodKind::Lz4Frame,
-        MethodKind::Zstd,
-        MethodKind::ServerPglz,
-        MethodKind::ServerPglzAlways,
-        MethodKind::ServerLz4,
-        MethodKind::ServerZstd,
-    ];
-    fn name(self) -> &'static str {
-        self.info().name
     }
 }
 
@@ -325,16 +246,7 @@ impl MethodSpec {
     /// Parse `name` or `name:level`; `default_level` is used for a family with levels when
     /// none is written.
     pub fn parse(text: &str, default_level: i32) -> Result<MethodSpec> {
-        let text = text.trim();
-        let (name, level) = match text.split_once(':') {
-            Some((name, level)) => {
-                let level = level.trim().parse::<i32>().map_err(|_| {
-                    CodecError::invalid(format!("method \"{text}\": level \"{level}\" is not an integer"))
-                })?;
-                (name, Some(level))
-            }
-            None => (text, None),
-        };
+        let (name, level) = split_level(text)?;
         let kind: MethodKind =
             parse_named(name).map_err(|e| CodecError::invalid(format!("{e} (zstd methods take a level: zstd:19)")))?;
         MethodSpec::new(kind, level.or(kind.info().family.levels().map(|_| default_level)))

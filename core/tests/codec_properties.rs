@@ -3,7 +3,7 @@
 //! more than the limit they are given.
 
 use compresslab_core::registry::Named;
-use compresslab_core::{envelope, lz4, zstd_codec, CodecError, Method};
+use compresslab_core::{envelope, lz4, zstd_codec, CodecError, EnvelopeMethod};
 use proptest::prelude::*;
 
 /// Inputs with structure (runs, repeats) as well as noise.
@@ -43,7 +43,7 @@ proptest! {
 
     #[test]
     fn envelope_round_trips_with_every_method(data in inputs(), m in 0usize..4) {
-        let packed = envelope::compress(&data, Method::ALL[m], None).unwrap();
+        let packed = envelope::compress(&data, EnvelopeMethod::ALL[m], None).unwrap();
         prop_assert!(packed.len() <= data.len() + envelope::HEADER_LEN);
         prop_assert_eq!(envelope::decompress(&packed, data.len()).unwrap(), data);
     }
@@ -72,7 +72,7 @@ proptest! {
 
     #[test]
     fn damaged_envelopes_are_errors_not_panics(data in inputs(), m in 0usize..4, cut in any::<usize>(), flip in any::<usize>(), bit in any::<u8>()) {
-        let packed = damage(envelope::compress(&data, Method::ALL[m], None).unwrap(), cut, flip, bit);
+        let packed = damage(envelope::compress(&data, EnvelopeMethod::ALL[m], None).unwrap(), cut, flip, bit);
         match envelope::decompress(&packed, data.len() + 64) {
             Ok(out) => prop_assert!(out.len() <= data.len() + 64),
             Err(CodecError::Corrupt(_)) | Err(CodecError::TooLarge(_)) => {}

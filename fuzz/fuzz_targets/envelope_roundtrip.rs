@@ -4,7 +4,7 @@
 //! 10-byte header.
 #![no_main]
 
-use compresslab_core::envelope::{self, Method, HEADER_LEN};
+use compresslab_core::envelope::{self, EnvelopeMethod, HEADER_LEN};
 use compresslab_core::registry::Named;
 use compresslab_fuzz::Reader;
 use libfuzzer_sys::fuzz_target;
@@ -12,13 +12,13 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let mut r = Reader::new(data);
     let selector = r.u8();
-    let method = Method::ALL[selector as usize % Method::ALL.len()];
-    let level = (method == Method::Zstd && selector & 0x80 != 0).then(|| i32::from(selector % 9) - 5);
+    let method = EnvelopeMethod::ALL[selector as usize % EnvelopeMethod::ALL.len()];
+    let level = (method == EnvelopeMethod::Zstd && selector & 0x80 != 0).then(|| i32::from(selector % 9) - 5);
     let src = r.rest;
     let packed = envelope::compress(src, method, level).unwrap();
     assert!(packed.len() <= src.len() + HEADER_LEN);
     let info = envelope::info(&packed).unwrap();
-    assert!(info.method == method || info.method == Method::None, "{:?} stored as {:?}", method, info.method);
+    assert!(info.method == method || info.method == EnvelopeMethod::None, "{:?} stored as {:?}", method, info.method);
     assert_eq!(info.raw_size, src.len());
     assert_eq!(envelope::decompress(&packed, src.len()).unwrap(), src);
     if !src.is_empty() {

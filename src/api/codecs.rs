@@ -4,7 +4,7 @@
 
 use compresslab_core::pglz::Strategy;
 use compresslab_core::registry::{MethodKind, MethodSpec};
-use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, Method};
+use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, EnvelopeMethod};
 use pgrx::prelude::*;
 
 use crate::bytea::ResultBytea;
@@ -19,7 +19,7 @@ use crate::server::check_interrupts;
 #[pg_extern(stable, strict, parallel_safe)]
 fn compress(data: &[u8]) -> ResultBytea {
     let method = gucs::method();
-    let level = (method == Method::Zstd).then(gucs::zstd_level);
+    let level = (method == EnvelopeMethod::Zstd).then(gucs::zstd_level);
     envelope_compress(data, method, level)
 }
 
@@ -27,16 +27,16 @@ fn compress(data: &[u8]) -> ResultBytea {
 /// IMMUTABLE, it reads no setting.
 #[pg_extern(immutable, strict, parallel_safe, name = "compress")]
 fn compress_with_method(data: &[u8], method: &str) -> ResultBytea {
-    envelope_compress(data, Method::parse(method).or_raise(), None)
+    envelope_compress(data, EnvelopeMethod::parse(method).or_raise(), None)
 }
 
 /// Compress `data` with `method` at `level` (zstd only).
 #[pg_extern(immutable, strict, parallel_safe, name = "compress")]
 fn compress_with_level(data: &[u8], method: &str, level: i32) -> ResultBytea {
-    envelope_compress(data, Method::parse(method).or_raise(), Some(level))
+    envelope_compress(data, EnvelopeMethod::parse(method).or_raise(), Some(level))
 }
 
-fn envelope_compress(data: &[u8], method: Method, level: Option<i32>) -> ResultBytea {
+fn envelope_compress(data: &[u8], method: EnvelopeMethod, level: Option<i32>) -> ResultBytea {
     ResultBytea::within_bound(envelope::compress_bound(data.len()), |room| {
         envelope::compress_to(data, method, level, room, &mut check_interrupts).or_raise()
     })

@@ -4,7 +4,7 @@
 
 use compresslab_core::registry::{Library, Named, METHODS};
 use compresslab_core::versions::{dotted, locked_version, zstd_version_number};
-use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, Method};
+use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, EnvelopeMethod};
 use pgrx::prelude::*;
 
 use crate::server::versions::{server_lz4, server_zstd, LoadedLibrary};
@@ -105,7 +105,7 @@ fn capabilities(
         };
         rows.push(("codec".to_string(), name.to_string(), ok, detail));
     };
-    for m in [Method::Pglz, Method::Lz4, Method::Zstd] {
+    for m in [EnvelopeMethod::Pglz, EnvelopeMethod::Lz4, EnvelopeMethod::Zstd] {
         codec(&format!("compress({})", m.name()), envelope::compress(&data, m, None).ok(), &|p| {
             envelope::decompress(p, usize::MAX).ok()
         });
