@@ -339,21 +339,20 @@ fn bench_suite_json(iterations: default!(Option<i32>, "NULL")) -> JsonB {
     JsonB(serde_json::to_value(suite_rows(iterations)).expect("rows serialize"))
 }
 
-/// Rows of one of the lab's result types, from jsonb (`jsonb_agg(r)` over a bench function).
+/// Rows of one of the lab's result types, from jsonb (`jsonb_agg(r)` over a bench function):
+/// whichever type the rows' fields are (an empty array is bench rows).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
 enum LabRows {
     Bench(Vec<BenchRow>),
     Checksum(Vec<lab::ChecksumRow>),
 }
 
 fn lab_rows_from_json(results: JsonB) -> LabRows {
-    let checksum = results.0.as_array().and_then(|a| a.first()).is_some_and(|r| r.get("implementation").is_some());
-    let parsed = if checksum {
-        serde_json::from_value(results.0).map(LabRows::Checksum)
-    } else {
-        serde_json::from_value(results.0).map(LabRows::Bench)
-    };
-    parsed.unwrap_or_else(|e| {
-        raise(CodecError::invalid(format!("results are not an array of bench_result or checksum_result rows: {e}")))
+    serde_json::from_value(results.0).unwrap_or_else(|_| {
+        raise(CodecError::invalid(
+            "results are not an array of bench_result or checksum_result rows (jsonb_agg over one bench function)",
+        ))
     })
 }
 
