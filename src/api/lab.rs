@@ -3,7 +3,7 @@
 //! markdown and SVG output.
 
 use compresslab_core::lab::batches::PROGRESS_EVERY;
-use compresslab_core::lab::{self, payload, render, BenchRow, Hooks, Measurement, Payload, RunOptions};
+use compresslab_core::lab::{self, payload, render, BenchRow, Hooks, Payload, RunOptions};
 use compresslab_core::page::Hole;
 use compresslab_core::registry::{self, parse_named, MethodSpec, Named};
 use compresslab_core::ticking;
@@ -137,8 +137,6 @@ fn bench_column(
     bench_rows(run_payload(&opts, Payload::new(format!("{}.{col} values", rel.name()), values)))
 }
 
-const OVERHEAD_ROUNDS: u32 = 3;
-
 /// The harness's own cost: each method timed on `data`'s slices by the lab's loop (interleaving
 /// aside, it runs alone here) and by a bare loop as lzbench times (all compression passes back
 /// to back, then all decompression passes, one verification at the end), in this process, in
@@ -177,15 +175,9 @@ fn bench_overhead(
         .iter()
         .map(|spec| {
             hooks.progress(&format!("bench_overhead: {} on {slice}-byte slices", spec.label()));
-            // Three rounds, the two loops alternating, their iterations pooled: a burst of
-            // load on the machine then falls on both rather than on one.
-            let per_round = opts.iterations.div_ceil(OVERHEAD_ROUNDS);
-            let (mut lab, mut bare) = (Measurement::default(), Measurement::default());
-            for _ in 0..OVERHEAD_ROUNDS {
-                let mut codec = build_codec(spec);
-                lab.append(lab::measure_codec(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
-                bare.append(lab::measure_bare(&payload, slice, codec.as_mut(), per_round, &mut hooks).or_raise());
-            }
+            let (lab, bare) =
+                lab::measure_overhead(&payload, slice, &mut || Ok(build_codec(spec)), opts.iterations, &mut hooks)
+                    .or_raise();
             let (lab, bare) = (lab.row("lab", spec, slice), bare.row("bare", spec, slice));
             (
                 spec.label(),

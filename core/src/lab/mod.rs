@@ -32,5 +32,7 @@ pub mod render;
 pub use batches::{run_batches, run_payload, RunOptions};
 pub use checksums::{bench_checksums, Checksum, ChecksumRow};
 pub use codecs::Codec;
-pub use harness::{bench_codec, measure_bare, measure_codec, measure_codecs, BenchRow, Hooks, Measurement, NoHooks};
+pub use harness::{
+    bench_codec, measure_bare, measure_codec, measure_codecs, measure_overhead, BenchRow, Hooks, Measurement, NoHooks,
+};
 pub use payload::Payload;

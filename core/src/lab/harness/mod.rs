@@ -460,5 +460,29 @@ pub fn measure_bare(
     Ok(m)
 }
 
+/// Rounds of [`measure_overhead`].
+const OVERHEAD_ROUNDS: u32 = 3;
+
+/// The harness's own cost for one codec: the lab's loop ([`measure_codec`]) and the bare loop
+/// ([`measure_bare`]) on the same slices, in three alternating rounds with their iterations
+/// pooled (`iterations` rounded up to a multiple of 3), so a burst of load on the machine falls
+/// on both rather than on one. `build` makes the codec afresh for each round. (lab, bare).
+pub fn measure_overhead(
+    payload: &Payload,
+    slice_size: usize,
+    build: &mut dyn FnMut() -> Result<Box<dyn Codec>>,
+    iterations: u32,
+    hooks: &mut dyn Hooks,
+) -> Result<(Measurement, Measurement)> {
+    let per_round = iterations.div_ceil(OVERHEAD_ROUNDS);
+    let (mut lab, mut bare) = (Measurement::default(), Measurement::default());
+    for _ in 0..OVERHEAD_ROUNDS {
+        let mut codec = build()?;
+        lab.append(measure_codec(payload, slice_size, codec.as_mut(), per_round, hooks)?);
+        bare.append(measure_bare(payload, slice_size, codec.as_mut(), per_round, hooks)?);
+    }
+    Ok((lab, bare))
+}
+
 #[cfg(test)]
 mod tests;
