@@ -31,15 +31,20 @@ SELECT wal_compression, start_lsn, end_lsn, records, fpi_images, sampled_images,
   FROM compresslab.wal_whatif(sample => 0.1);
 \qecho '```'
 \qecho
-\qecho 'The relations writing the most full-page images (top 10):'
+\qecho 'The relations of this database writing the most full-page images (top 10); WAL is the cluster''s, so other databases'' images follow, one line per database and setting:'
 \qecho
+CREATE TEMP TABLE by_relation AS SELECT * FROM compresslab.wal_whatif_by_relation(sample => 0.1);
 \qecho '```'
+WITH here AS (SELECT * FROM by_relation WHERE relation NOT LIKE '(database %'),
+     top AS (SELECT relation, fork FROM here WHERE wal_compression = 'off' ORDER BY fpi_bytes DESC LIMIT 10)
 SELECT relation, fork, wal_compression, fpi_images, pg_size_pretty(fpi_bytes) AS fpi_bytes, round(saving_percent::numeric, 1) AS saving_percent
-  FROM compresslab.wal_whatif_by_relation(sample => 0.1) b
- WHERE (relation, fork) IN (SELECT relation, fork FROM compresslab.wal_whatif_by_relation(sample => 0.1)
-                             WHERE wal_compression = 'off' ORDER BY fpi_bytes DESC LIMIT 10)
+  FROM here WHERE (relation, fork) IN (SELECT relation, fork FROM top)
  ORDER BY max(fpi_bytes) OVER (PARTITION BY relation, fork) DESC, relation, fork,
           array_position(ARRAY['off','pglz','lz4','zstd'], wal_compression);
+SELECT substring(relation FROM '^\(database (.*), relfilenode [0-9]+\)$') AS other_database, wal_compression,
+       sum(fpi_images) AS fpi_images, pg_size_pretty(sum(fpi_bytes)) AS fpi_bytes
+  FROM by_relation WHERE relation LIKE '(database %'
+ GROUP BY 1, 2 ORDER BY 1, array_position(ARRAY['off','pglz','lz4','zstd'], wal_compression);
 \qecho '```'
 \else
 \qecho '## WAL what-if'
@@ -51,17 +56,25 @@ SELECT relation, fork, wal_compression, fpi_images, pg_size_pretty(fpi_bytes) AS
 \qecho
 \qecho 'A seeded sample of 256 pages of each, each page image (hole removed) compressed on its own as a full-page write would be; MB/s of uncompressed bytes, median (best).'
 \qecho
-CREATE TEMP TABLE largest AS
-SELECT c.oid::regclass AS rel FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE c.relkind IN ('r', 'm') AND c.relpersistence = 'p' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-   AND n.nspname !~ '^pg_toast' AND has_table_privilege(c.oid, 'SELECT') AND pg_relation_size(c.oid) > 0
- ORDER BY pg_relation_size(c.oid) DESC LIMIT 3;
+-- Only what this role may read whole: SELECT on the table, and no row-level security hiding
+-- rows from it (page images hold every row, so bench_pages refuses those to all but a
+-- superuser); what is left out is said below the table.
+CREATE TEMP TABLE candidates AS
+SELECT c.oid::regclass AS rel, pg_relation_size(c.oid) AS bytes,
+       has_table_privilege(c.oid, 'SELECT') AND (NOT row_security_active(c.oid) OR rolsuper) AS readable
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, pg_roles r
+ WHERE r.rolname = current_user AND c.relkind IN ('r', 'm') AND c.relpersistence = 'p'
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_toast' AND pg_relation_size(c.oid) > 0;
+CREATE TEMP TABLE largest AS SELECT rel FROM candidates WHERE readable ORDER BY bytes DESC LIMIT 3;
 CREATE TEMP TABLE lab AS
 SELECT r.* FROM largest l, compresslab.bench_pages(l.rel, ARRAY['server_pglz','pglz','server_lz4','lz4','server_zstd:1','server_zstd:3','zstd:9'],
                                                   ARRAY[0], sample_pages => 256, seed => 1) r;
 \pset format unaligned
 \pset tuples_only on
 SELECT coalesce(compresslab.markdown(jsonb_agg(r ORDER BY r.source, r.compress_mbps DESC)), 'No table with data to sample.') FROM lab r;
+SELECT format(E'\nLeft out: %s larger table(s) this role may not read whole (no SELECT, or row-level security hides rows from it).', count(*))
+  FROM candidates WHERE NOT readable AND bytes > (SELECT coalesce(min(pg_relation_size(rel)), 0) FROM largest)
+HAVING count(*) > 0;
 -- The chart of the same rows, into the file named by the variable chart (report.sh sets it).
 \if :{?chart}
 \o :chart
