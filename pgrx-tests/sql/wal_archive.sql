@@ -132,6 +132,22 @@ SELECT count(*) AS settings FROM compresslab.wal_whatif(NULL, :'second_start', w
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_short')$$);
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_timelines')$$);
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_misplaced')$$);
+-- a FIFO named like the oldest segment is skipped with a NOTICE, never opened for reading:
+-- the calls return at once (opening it would block the backend beyond cancel; a writer opens
+-- it after 20 s so that a backend that did block is freed, and the test fails instead of hanging)
+SELECT substr(:'first_segment', 1, 8) || '0000000000000001' AS fifo_segment \gset
+SELECT format('cat >/dev/null; mkdir archive_fifo archive_fifo_only && mkfifo archive_fifo/%1$s archive_fifo_only/%1$s'
+              ' && cp archive/%2$s archive/%3$s archive_fifo/; for f in archive_fifo/%1$s archive_fifo_only/%1$s; do'
+              ' (sleep 20; timeout 5 sh -c ": > $f") >/dev/null 2>&1 & done',
+              :'fifo_segment', :'middle_segment', :'last_segment') AS make_fifo_archives \gset
+COPY (SELECT 1) TO PROGRAM :'make_fifo_archives';
+SELECT clock_timestamp() AS fifo_call_start \gset
+SET client_min_messages = notice;
+SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_fifo_only')$$);
+RESET client_min_messages;
+SELECT count(*) AS settings, min(start_lsn)::pg_lsn - :'second_start'::pg_lsn < 100 AS from_the_second_segment
+  FROM compresslab.wal_whatif(wal_dir => 'archive_fifo');
+SELECT clock_timestamp() - :'fifo_call_start'::timestamptz < interval '10 s' AS returned_at_once;
 -- a range outside the directory, or reversed
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L::pg_lsn - 1, NULL, wal_dir => 'archive')$$, :'archive_start'));
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(NULL, %L::pg_lsn + 1, wal_dir => 'archive')$$, :'archive_end'));

@@ -19,9 +19,9 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
 
 use compresslab_core::scenarios::wal::lsn_text;
-use pgrx::{pg_guard, pg_sys, PgSqlErrorCode};
+use pgrx::{notice, pg_guard, pg_sys, PgSqlErrorCode};
 
-use super::files::os_message;
+use super::files::{open_regular, os_message};
 use crate::errors::report;
 
 /// A segment file of the directory.
@@ -69,11 +69,22 @@ pub(super) fn parse_name(name: &str) -> Option<(u32, u64, u64, bool)> {
     Some((field(0)?, field(8)? as u64, field(16)? as u64, partial))
 }
 
+/// A segment file of the directory opened for reading, or None (with a NOTICE) if it is not a
+/// regular file: a FIFO named like a segment would otherwise block the backend in `open()`.
+fn open_segment(dir: &str, name: &str) -> Option<File> {
+    let path = PathBuf::from(dir).join(name);
+    let file = open_regular(&path)
+        .unwrap_or_else(|e| io_error(format!("could not open WAL segment \"{}\"", path.display()), &e));
+    if file.is_none() {
+        notice!("compresslab: {name} in \"{dir}\" skipped: it is not a regular file");
+    }
+    file
+}
+
 /// The segment size the long header of a segment's first page gives.
-fn header_segment_size(path: &Path, name: &str) -> u64 {
+fn header_segment_size(mut file: File, path: &Path, name: &str) -> u64 {
     let mut header = [0u8; std::mem::size_of::<pg_sys::XLogLongPageHeaderData>()];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
+    file.read_exact(&mut header)
         .unwrap_or_else(|e| io_error(format!("could not read WAL segment \"{}\"", path.display()), &e));
     // SAFETY: the buffer holds a whole XLogLongPageHeaderData, read unaligned.
     let long: pg_sys::XLogLongPageHeaderData = unsafe { std::ptr::read_unaligned(header.as_ptr().cast()) };
@@ -115,7 +126,11 @@ impl Archive {
             let entry = entry.unwrap_or_else(|e| io_error(format!("could not read WAL directory \"{dir}\""), &e));
             let Ok(name) = entry.file_name().into_string() else { continue };
             match parse_name(&name) {
-                Some((tli, log, seg, partial)) => found.push((tli, log, seg, partial, name)),
+                // Only regular files: a FIFO or device would block in open() or read().
+                Some((tli, log, seg, partial)) if open_segment(dir, &name).is_some() => {
+                    found.push((tli, log, seg, partial, name))
+                }
+                Some(_) => {}
                 None if name.len() > 24
                     && parse_name(&name[..24]).is_some()
                     && [".gz", ".lz4", ".zst"].iter().any(|ext| name.ends_with(ext)) =>
@@ -146,7 +161,9 @@ impl Archive {
             );
         }
         let path = |name: &str| PathBuf::from(dir).join(name);
-        let segment_size = header_segment_size(&path(&oldest.4), &oldest.4);
+        // (Replaced by a non-regular file since it was listed: an ERROR, as for any segment
+        // the reader opens.)
+        let segment_size = header_segment_size(open_asked_segment(&path(&oldest.4)), &path(&oldest.4), &oldest.4);
         let per_log = 0x1_0000_0000 / segment_size;
         let mut segments = BTreeMap::new();
         for (_, log, seg, partial, file_name) in found {
@@ -300,10 +317,23 @@ pub unsafe extern "C-unwind" fn archive_segment_open(
         )
     };
     let path = PathBuf::from(&archive.dir).join(&segment.file_name);
-    let file = File::open(&path)
-        .unwrap_or_else(|e| io_error(format!("could not open WAL segment \"{}\"", path.display()), &e));
+    let file = open_asked_segment(&path);
     // SAFETY: the reader's own segment slot; archive_segment_close closes the descriptor.
     unsafe { (*state).seg.ws_file = file.into_raw_fd() };
+}
+
+/// A segment file the WAL read needs: an ERROR if it cannot be opened or is not a regular file
+/// (replaced by one since the directory was scanned).
+fn open_asked_segment(path: &Path) -> File {
+    let opened = open_regular(path)
+        .unwrap_or_else(|e| io_error(format!("could not open WAL segment \"{}\"", path.display()), &e));
+    opened.unwrap_or_else(|| {
+        report(
+            PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+            format!("WAL segment \"{}\" is not a regular file", path.display()),
+            None,
+        )
+    })
 }
 
 /// The reader's `segment_close`.
