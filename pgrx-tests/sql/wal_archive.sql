@@ -95,7 +95,8 @@ SELECT area, target, observed_period > interval '0' AND observed_period < interv
        basis ~ 'the period is the WAL read''s own: [0-9]+ commit and checkpoint timestamps spanning [0-9]+ (s|min)$' AS basis_says_so,
        confidence AS confidence_under_an_hour
   FROM compresslab.advise('10 s', wal_dir => 'archive') WHERE area = 'wal_compression';
--- Errors: SQLSTATE, message (the test's segments named, other segments and LSNs masked), hint.
+-- Errors: SQLSTATE, message (the test's segments named, other segments, LSNs and system
+-- identifiers masked), hint.
 CREATE FUNCTION error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE state text; message text; hint text;
 BEGIN
@@ -106,8 +107,9 @@ EXCEPTION WHEN OTHERS THEN
   message := replace(replace(replace(message, current_setting('compresslab_test.first'), 'FIRST'),
                              current_setting('compresslab_test.middle'), 'MIDDLE'),
                      current_setting('compresslab_test.last'), 'LAST');
-  RETURN state || ': ' || regexp_replace(regexp_replace(message, '[0-9A-F]{24}', 'SEGMENT', 'g'),
-                                         '[0-9A-F]+/[0-9A-F]+', 'X/X', 'g')
+  RETURN state || ': ' || regexp_replace(regexp_replace(regexp_replace(message, '[0-9A-F]{24}', 'SEGMENT', 'g'),
+                                                        '[0-9A-F]+/[0-9A-F]+', 'X/X', 'g'),
+                                         '[0-9]{15,}', 'SYSID', 'g')
          || coalesce(' HINT: ' || nullif(hint, ''), '');
 END $$;
 SELECT set_config('compresslab_test.first', :'first_segment', false),
@@ -148,6 +150,24 @@ RESET client_min_messages;
 SELECT count(*) AS settings, min(start_lsn)::pg_lsn - :'second_start'::pg_lsn < 100 AS from_the_second_segment
   FROM compresslab.wal_whatif(wal_dir => 'archive_fifo');
 SELECT clock_timestamp() - :'fifo_call_start'::timestamptz < interval '10 s' AS returned_at_once;
+-- another cluster's WAL (the first segment of a cluster initdb makes): every segment's long
+-- header is checked against this cluster's system identifier, and one of another cluster is
+-- skipped with a NOTICE. Alone, it is refused; named like the oldest, the rest is read;
+-- named like the middle segment, it leaves a gap
+SELECT setting AS bindir FROM pg_config WHERE name = 'BINDIR' \gset
+SELECT format('cat >/dev/null; other=$(mktemp -d) && %5$s/initdb -D "$other/data" -A trust --no-sync >/dev/null 2>&1'
+              ' && mkdir archive_foreign_only archive_foreign_oldest archive_foreign_middle'
+              ' && cp "$other/data/pg_wal/000000010000000000000001" archive_foreign_only/%4$s'
+              ' && cp "$other/data/pg_wal/000000010000000000000001" archive_foreign_oldest/%4$s'
+              ' && cp archive/%2$s archive/%3$s archive_foreign_oldest/'
+              ' && cp archive/%1$s archive/%3$s archive_foreign_middle/'
+              ' && cp "$other/data/pg_wal/000000010000000000000001" archive_foreign_middle/%2$s; rm -rf "$other"',
+              :'first_segment', :'middle_segment', :'last_segment', :'fifo_segment', :'bindir') AS make_foreign_archives \gset
+COPY (SELECT 1) TO PROGRAM :'make_foreign_archives';
+SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_foreign_only')$$);
+SELECT count(*) AS settings, min(start_lsn)::pg_lsn - :'second_start'::pg_lsn < 100 AS from_the_second_segment
+  FROM compresslab.wal_whatif(wal_dir => 'archive_foreign_oldest');
+SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_foreign_middle')$$);
 -- a range outside the directory, or reversed
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L::pg_lsn - 1, NULL, wal_dir => 'archive')$$, :'archive_start'));
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(NULL, %L::pg_lsn + 1, wal_dir => 'archive')$$, :'archive_end'));

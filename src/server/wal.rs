@@ -232,6 +232,10 @@ impl WalReader {
         let Some(state) = NonNull::new(state) else {
             report(PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY, "out of memory allocating a WAL reader".into(), None)
         };
+        // The reader then refuses a page of another cluster's WAL ("WAL file is from different
+        // database system"), also in a segment replaced after the directory was scanned.
+        // SAFETY: a field of the reader just allocated, read by its page-header checks.
+        unsafe { (*state.as_ptr()).system_identifier = pg_sys::GetSystemIdentifier() };
         let layout = WalLayout::new(source.segment_size());
         let mut reader = WalReader { state, end, layout, timeline: None, done: false, private };
         // SAFETY: a live reader; XLogFindNextRecord reads pages through the callbacks.

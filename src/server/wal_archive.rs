@@ -81,6 +81,25 @@ fn open_segment(dir: &str, name: &str) -> Option<File> {
     file
 }
 
+/// The system identifier in a segment's long page header, if the file starts with one (a
+/// `.partial` segment pg_receivewal has only begun may start with zeros; a file too short or
+/// not WAL is left to the checks of the segment size and to the reader).
+fn header_system_identifier(file: &mut File) -> Option<u64> {
+    let mut header = [0u8; std::mem::size_of::<pg_sys::XLogLongPageHeaderData>()];
+    file.read_exact(&mut header).ok()?;
+    // SAFETY: the buffer holds a whole XLogLongPageHeaderData, read unaligned.
+    let long: pg_sys::XLogLongPageHeaderData = unsafe { std::ptr::read_unaligned(header.as_ptr().cast()) };
+    let is_long =
+        long.std.xlp_magic as u32 == pg_sys::XLOG_PAGE_MAGIC && long.std.xlp_info as u32 & pg_sys::XLP_LONG_HEADER != 0;
+    is_long.then_some(long.xlp_sysid)
+}
+
+/// This cluster's system identifier (`pg_control_system()`'s), which its WAL carries.
+fn system_identifier() -> u64 {
+    // SAFETY: reads the control file's copy in shared memory, set at start-up.
+    unsafe { pg_sys::GetSystemIdentifier() }
+}
+
 /// The segment size the long header of a segment's first page gives.
 fn header_segment_size(mut file: File, path: &Path, name: &str) -> u64 {
     let mut header = [0u8; std::mem::size_of::<pg_sys::XLogLongPageHeaderData>()];
@@ -114,23 +133,40 @@ fn header_segment_size(mut file: File, path: &Path, name: &str) -> u64 {
 }
 
 impl Archive {
-    /// Scan `dir`: its segment files, their timeline and size. Errors: the directory missing
-    /// (58P01) or unreadable (42501), no segment, several timelines, a file not of the segment
-    /// size, a `.partial` segment that is not the newest.
+    /// Scan `dir`: its segment files, their timeline and size; a file that is not a regular
+    /// file, or WAL of another cluster, is skipped with a NOTICE. Errors: the directory missing
+    /// (58P01) or unreadable (42501), no segment, only segments of another cluster (55000),
+    /// several timelines, a file not of the segment size, a `.partial` segment that is not the
+    /// newest.
     pub fn scan(dir: &str) -> Archive {
         let entries =
             std::fs::read_dir(dir).unwrap_or_else(|e| io_error(format!("could not open WAL directory \"{dir}\""), &e));
         let mut found: Vec<(u32, u64, u64, bool, String)> = Vec::new();
         let mut compressed = 0;
+        // Segments of another cluster: how many, and one's system identifier.
+        let ours = system_identifier();
+        let (mut foreign, mut foreign_id) = (0, 0);
         for entry in entries {
             let entry = entry.unwrap_or_else(|e| io_error(format!("could not read WAL directory \"{dir}\""), &e));
             let Ok(name) = entry.file_name().into_string() else { continue };
             match parse_name(&name) {
                 // Only regular files: a FIFO or device would block in open() or read().
-                Some((tli, log, seg, partial)) if open_segment(dir, &name).is_some() => {
-                    found.push((tli, log, seg, partial, name))
+                Some((tli, log, seg, partial)) => {
+                    let Some(mut file) = open_segment(dir, &name) else { continue };
+                    // Each segment's long header, not only the oldest's: relations are named
+                    // through this cluster's catalogue, so another cluster's WAL would be
+                    // measured and named as if it were this one's.
+                    match header_system_identifier(&mut file) {
+                        Some(theirs) if theirs != ours => {
+                            notice!(
+                                "compresslab: {name} in \"{dir}\" skipped: it is WAL of another cluster \
+                                 (system identifier {theirs}; this cluster's is {ours})"
+                            );
+                            (foreign, foreign_id) = (foreign + 1, theirs);
+                        }
+                        _ => found.push((tli, log, seg, partial, name)),
+                    }
                 }
-                Some(_) => {}
                 None if name.len() > 24
                     && parse_name(&name[..24]).is_some()
                     && [".gz", ".lz4", ".zst"].iter().any(|ext| name.ends_with(ext)) =>
@@ -142,6 +178,16 @@ impl Archive {
         }
         found.sort();
         let Some(oldest) = found.first().cloned() else {
+            if foreign > 0 {
+                report(
+                    PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!(
+                        "no WAL segment of this cluster in \"{dir}\": its {foreign} segment(s) are WAL of another \
+                         cluster (system identifier {foreign_id}; this cluster's is {ours})"
+                    ),
+                    Some("Name the directory this cluster's archive_command copies segments to, or pg_receivewal's for this cluster."),
+                );
+            }
             let hint = if compressed > 0 {
                 format!("It holds {compressed} compressed segment(s): decompress them into a directory first.")
             } else {
