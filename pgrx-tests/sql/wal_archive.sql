@@ -172,8 +172,30 @@ SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_forei
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L::pg_lsn - 1, NULL, wal_dir => 'archive')$$, :'archive_start'));
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(NULL, %L::pg_lsn + 1, wal_dir => 'archive')$$, :'archive_end'));
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L, wal_dir => 'archive')$$, :'second_end', :'second_start'));
--- advise: the directory's errors are the statement's (the caller asked for that directory)
-SELECT error_of($$SELECT * FROM compresslab.advise('5 s', wal_dir => 'no_such_directory')$$);
+-- advise: an ERROR of the WAL part (a directory that is not there, only another cluster's
+-- segments) leaves out the wal_compression row, with a NOTICE, never the whole advice
+SELECT count(*) FILTER (WHERE area = 'wal_compression') AS wal_rows, count(*) > 0 AS other_rows
+  FROM compresslab.advise('5 s', wal_dir => 'no_such_directory');
+SELECT count(*) FILTER (WHERE area = 'wal_compression') AS wal_rows, count(*) > 0 AS other_rows
+  FROM compresslab.advise('5 s', wal_dir => 'archive_foreign_only');
+-- wal_dir naming the live pg_wal ('pg_wal', a relative path, a symlink, the absolute path) is
+-- read as pg_wal, up to the flush LSN: the same rows as without wal_dir, never "invalid record
+-- length" at the end of the segment being written
+COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; ln -s pg_wal archive_pg_wal_link';
+CREATE TEMP TABLE live_pg_wal_dirs (n int, dir text);
+INSERT INTO live_pg_wal_dirs VALUES (1, 'pg_wal'), (2, './pg_wal/'), (3, 'archive_pg_wal_link'),
+  (4, current_setting('data_directory') || '/pg_wal');
+SELECT n, (SELECT count(*) FROM (
+         (SELECT :whatif_columns FROM compresslab.wal_whatif(:'archive_start', :'archive_end', wal_dir => l.dir)
+          EXCEPT ALL TABLE from_pg_wal)
+         UNION ALL
+         (TABLE from_pg_wal
+          EXCEPT ALL SELECT :whatif_columns FROM compresslab.wal_whatif(:'archive_start', :'archive_end', wal_dir => l.dir))) d
+       ) AS differing_rows
+  FROM live_pg_wal_dirs l ORDER BY n;
+SELECT n, count(*) AS settings, bool_and(w.end_lsn::pg_lsn <= pg_current_wal_flush_lsn()) AS to_the_flush_lsn
+  FROM live_pg_wal_dirs l, compresslab.wal_whatif(wal_dir => l.dir) w GROUP BY n ORDER BY n;
+SELECT count(*) AS wal_rows FROM compresslab.advise('5 s', wal_dir => 'pg_wal') WHERE area = 'wal_compression';
 -- superuser or pg_read_server_files, checked before the directory is looked at
 CREATE ROLE archive_user;
 CREATE ROLE archive_reader IN ROLE pg_read_server_files;

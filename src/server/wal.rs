@@ -10,7 +10,7 @@ use std::ptr::NonNull;
 
 use compresslab_core::scenarios::wal::layout::WalLayout;
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey, StoredAs};
-use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
+use pgrx::{check_for_interrupts, notice, pg_guard, pg_sys, PgSqlErrorCode};
 
 use super::names::{self, quote_identifier};
 use super::wal_archive::{self, Archive, ArchivePrivate};
@@ -151,6 +151,16 @@ pub fn require_readable_pg_wal() {
     }
 }
 
+/// Whether `dir` (relative to the data directory, or absolute) is the directory `pg_wal` is:
+/// the same device and inode, whatever path or symlink leads to it.
+fn is_pg_wal(dir: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(dir), std::fs::metadata("pg_wal")) {
+        (Ok(a), Ok(b)) => a.is_dir() && (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
 /// Where WAL is read from: the server's `pg_wal`, or a directory of archived segments.
 pub enum WalSource {
     PgWal,
@@ -158,10 +168,17 @@ pub enum WalSource {
 }
 
 impl WalSource {
-    /// `pg_wal`, or the segments of `wal_dir` (scanned and checked now).
+    /// `pg_wal`, or the segments of `wal_dir` (scanned and checked now). A `wal_dir` that is
+    /// this server's `pg_wal` (`'pg_wal'`, its absolute path, a symlink to it, any path that
+    /// leads to it) is read as `pg_wal`, up to the flush LSN: read as an archive, its newest
+    /// segment, still being written or recycled, would look like damaged WAL.
     pub fn open(wal_dir: Option<&str>) -> WalSource {
         match wal_dir {
             None => WalSource::PgWal,
+            Some(dir) if is_pg_wal(dir) => {
+                notice!("compresslab: wal_dir \"{dir}\" is this server's pg_wal: read as pg_wal, up to the flush LSN");
+                WalSource::PgWal
+            }
             Some(dir) => WalSource::Archive(Archive::scan(dir)),
         }
     }
