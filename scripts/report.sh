@@ -21,7 +21,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGBENCH_SCALE=${PGBENCH_SCALE:-5}
-REPORT_BUDGET=${REPORT_BUDGET:-30 s}
+# Exported: report_user.sh (--dbname) reads it too.
+export REPORT_BUDGET=${REPORT_BUDGET:-30 s}
 usage() { echo "usage: bash scripts/report.sh [--pg 15|17|18] [--dbname CONNINFO] [--out DIR]" >&2; exit 2; }
 user_db= out= pg_major=
 while (($#)); do

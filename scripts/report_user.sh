@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The report on a DBA's own database (scripts/report.sh --dbname CONNINFO [--out DIR] calls
 # this): needs psql and compresslab installed on that server, nothing else. Arguments: the
-# connection string (or database name) and the output directory, which must not exist yet.
+# connection string (or database name) and the output directory, which must not exist yet:
+# everything is written into a temporary directory beside it, renamed to it at the end, so that
+# a run that fails leaves nothing behind. REPORT_BUDGET (default '30 s') bounds the advisor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-conninfo=$1 out=$2
+conninfo=$1 out=${2%/}
+budget=${REPORT_BUDGET:-30 s}
 started=$(date +%s)
 command -v psql >/dev/null || { echo "report: psql is not on the PATH (Debian: apt-get install postgresql-client)" >&2; exit 3; }
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
@@ -36,17 +39,23 @@ elif older "$installed" "$version"; then
 fi
 
 [[ ! -e "$out" ]] || { echo "report: $out exists already; name a new directory with --out" >&2; exit 2; }
-mkdir -p "$out"
+mkdir -p "$(dirname "$out")"
+work=$(mktemp -d "$out.partial.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 echo "report: on $database as $role, PostgreSQL $server, compresslab $version; writing $out"
-on_db -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >"$out/advice.md"
-on_db -v chart="$out/chart.svg" -f scripts/report_user.sql >"$out/body.md"
+on_db -v budget="$budget" -f scripts/report_advice.sql >"$work/advice.md"
+on_db -v chart="$work/chart.svg" -f scripts/report_user.sql >"$work/body.md"
 {
   echo "# compresslab report on $database"
   echo
   echo "As role \`$role\` on PostgreSQL $server with compresslab $version, $(date -u '+%Y-%m-%d %H:%M UTC'), in $(($(date +%s) - started)) s." \
        "Created in the database: $created. What is shown follows this role's privileges."
   echo
-  cat "$out/advice.md" "$out/body.md"
-} >"$out/report.md"
-rm -f "$out/advice.md" "$out/body.md"
+  cat "$work/advice.md" "$work/body.md"
+} >"$work/report.md"
+rm -f "$work/advice.md" "$work/body.md"
+# mktemp made it private; the directory gets the permissions mkdir would have given it.
+chmod "$(printf '%o' $((0777 & ~0$(umask))))" "$work"
+mv -T "$work" "$out" || { echo "report: could not rename $work to $out" >&2; exit 3; }
+trap - EXIT
 echo "report: written to $out/report.md and $out/chart.svg"

@@ -39,6 +39,21 @@ SELECT pg_stat_file('pwned', true) IS NULL AND pg_stat_file('pwned_too', true) I
 SELECT count(*) AS columns, bool_and(a.attcompression = 'l') AS all_set_to_lz4
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname IN ('hostile', E's\n--') AND a.attnum > 1 AND c.relkind = 'r';
+-- markdown() and svg_chart() of a hostile table's figures: the name stays in its cell (one
+-- line per row, nine cells, nothing an HTML page would read as markup) and in well-formed SVG
+CREATE TABLE hostile.U&"w|x\000A# heading\000D<script>alert(1)</script> & \\|" (body text);
+INSERT INTO hostile.U&"w|x\000A# heading\000D<script>alert(1)</script> & \\|" SELECT hostile.json_text(1);
+CREATE TEMP TABLE hostile_bench AS
+SELECT jsonb_agg(b ORDER BY method) AS rows
+  FROM compresslab.bench_column(U&'hostile."w|x\000A# heading\000D<script>alert(1)</script> & \\|"'::regclass,
+                                'body', ARRAY['lz4', 'pglz'], ARRAY[0], 1) b;
+SELECT rows -> 0 ->> 'source' ~ E'\n' AS source_has_newline FROM hostile_bench;
+SELECT array_length(string_to_array(md, E'\n'), 1) AS lines,
+       (SELECT count(*) FROM regexp_matches(split_part(md, E'\n', 3), '(?<!\\)(\\\\)*\|', 'g')) AS row_cell_bars,
+       md ~ '[<\r]' AS has_raw_markup_or_cr,
+       strpos(split_part(md, E'\n', 3), 'w\|x # heading &lt;script&gt;alert(1)&lt;/script&gt; &amp; \\\|') > 0 AS name_escaped
+  FROM (SELECT compresslab.markdown(rows) AS md FROM hostile_bench) m;
+SELECT xml_is_well_formed_document(compresslab.svg_chart(rows, E'a\x01<b>')) AS svg_well_formed FROM hostile_bench;
 DROP SCHEMA hostile CASCADE;
 DROP SCHEMA U&"s\000A--" CASCADE;
 DROP ROLE hostile_owner;

@@ -95,7 +95,8 @@ SELECT area, target, observed_period > interval '0' AND observed_period < interv
        basis ~ 'the period is the WAL read''s own: [0-9]+ commit and checkpoint timestamps spanning [0-9]+ (s|min)$' AS basis_says_so,
        confidence AS confidence_under_an_hour
   FROM compresslab.advise('10 s', wal_dir => 'archive') WHERE area = 'wal_compression';
--- Errors: SQLSTATE, message (the test's segments named, other segments and LSNs masked), hint.
+-- Errors: SQLSTATE, message (the test's segments named, other segments, LSNs and system
+-- identifiers masked), hint.
 CREATE FUNCTION error_of(query text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE state text; message text; hint text;
 BEGIN
@@ -106,8 +107,9 @@ EXCEPTION WHEN OTHERS THEN
   message := replace(replace(replace(message, current_setting('compresslab_test.first'), 'FIRST'),
                              current_setting('compresslab_test.middle'), 'MIDDLE'),
                      current_setting('compresslab_test.last'), 'LAST');
-  RETURN state || ': ' || regexp_replace(regexp_replace(message, '[0-9A-F]{24}', 'SEGMENT', 'g'),
-                                         '[0-9A-F]+/[0-9A-F]+', 'X/X', 'g')
+  RETURN state || ': ' || regexp_replace(regexp_replace(regexp_replace(message, '[0-9A-F]{24}', 'SEGMENT', 'g'),
+                                                        '[0-9A-F]+/[0-9A-F]+', 'X/X', 'g'),
+                                         '[0-9]{15,}', 'SYSID', 'g')
          || coalesce(' HINT: ' || nullif(hint, ''), '');
 END $$;
 SELECT set_config('compresslab_test.first', :'first_segment', false),
@@ -132,12 +134,68 @@ SELECT count(*) AS settings FROM compresslab.wal_whatif(NULL, :'second_start', w
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_short')$$);
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_timelines')$$);
 SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_misplaced')$$);
+-- a FIFO named like the oldest segment is skipped with a NOTICE, never opened for reading:
+-- the calls return at once (opening it would block the backend beyond cancel; a writer opens
+-- it after 20 s so that a backend that did block is freed, and the test fails instead of hanging)
+SELECT substr(:'first_segment', 1, 8) || '0000000000000001' AS fifo_segment \gset
+SELECT format('cat >/dev/null; mkdir archive_fifo archive_fifo_only && mkfifo archive_fifo/%1$s archive_fifo_only/%1$s'
+              ' && cp archive/%2$s archive/%3$s archive_fifo/; for f in archive_fifo/%1$s archive_fifo_only/%1$s; do'
+              ' (sleep 20; timeout 5 sh -c ": > $f") >/dev/null 2>&1 & done',
+              :'fifo_segment', :'middle_segment', :'last_segment') AS make_fifo_archives \gset
+COPY (SELECT 1) TO PROGRAM :'make_fifo_archives';
+SELECT clock_timestamp() AS fifo_call_start \gset
+SET client_min_messages = notice;
+SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_fifo_only')$$);
+RESET client_min_messages;
+SELECT count(*) AS settings, min(start_lsn)::pg_lsn - :'second_start'::pg_lsn < 100 AS from_the_second_segment
+  FROM compresslab.wal_whatif(wal_dir => 'archive_fifo');
+SELECT clock_timestamp() - :'fifo_call_start'::timestamptz < interval '10 s' AS returned_at_once;
+-- another cluster's WAL (the first segment of a cluster initdb makes): every segment's long
+-- header is checked against this cluster's system identifier, and one of another cluster is
+-- skipped with a NOTICE. Alone, it is refused; named like the oldest, the rest is read;
+-- named like the middle segment, it leaves a gap
+SELECT setting AS bindir FROM pg_config WHERE name = 'BINDIR' \gset
+SELECT format('cat >/dev/null; other=$(mktemp -d) && %5$s/initdb -D "$other/data" -A trust --no-sync >/dev/null 2>&1'
+              ' && mkdir archive_foreign_only archive_foreign_oldest archive_foreign_middle'
+              ' && cp "$other/data/pg_wal/000000010000000000000001" archive_foreign_only/%4$s'
+              ' && cp "$other/data/pg_wal/000000010000000000000001" archive_foreign_oldest/%4$s'
+              ' && cp archive/%2$s archive/%3$s archive_foreign_oldest/'
+              ' && cp archive/%1$s archive/%3$s archive_foreign_middle/'
+              ' && cp "$other/data/pg_wal/000000010000000000000001" archive_foreign_middle/%2$s; rm -rf "$other"',
+              :'first_segment', :'middle_segment', :'last_segment', :'fifo_segment', :'bindir') AS make_foreign_archives \gset
+COPY (SELECT 1) TO PROGRAM :'make_foreign_archives';
+SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_foreign_only')$$);
+SELECT count(*) AS settings, min(start_lsn)::pg_lsn - :'second_start'::pg_lsn < 100 AS from_the_second_segment
+  FROM compresslab.wal_whatif(wal_dir => 'archive_foreign_oldest');
+SELECT error_of($$SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_foreign_middle')$$);
 -- a range outside the directory, or reversed
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L::pg_lsn - 1, NULL, wal_dir => 'archive')$$, :'archive_start'));
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(NULL, %L::pg_lsn + 1, wal_dir => 'archive')$$, :'archive_end'));
 SELECT error_of(format($$SELECT * FROM compresslab.wal_whatif(%L, %L, wal_dir => 'archive')$$, :'second_end', :'second_start'));
--- advise: the directory's errors are the statement's (the caller asked for that directory)
-SELECT error_of($$SELECT * FROM compresslab.advise('5 s', wal_dir => 'no_such_directory')$$);
+-- advise: an ERROR of the WAL part (a directory that is not there, only another cluster's
+-- segments) leaves out the wal_compression row, with a NOTICE, never the whole advice
+SELECT count(*) FILTER (WHERE area = 'wal_compression') AS wal_rows, count(*) > 0 AS other_rows
+  FROM compresslab.advise('5 s', wal_dir => 'no_such_directory');
+SELECT count(*) FILTER (WHERE area = 'wal_compression') AS wal_rows, count(*) > 0 AS other_rows
+  FROM compresslab.advise('5 s', wal_dir => 'archive_foreign_only');
+-- wal_dir naming the live pg_wal ('pg_wal', a relative path, a symlink, the absolute path) is
+-- read as pg_wal, up to the flush LSN: the same rows as without wal_dir, never "invalid record
+-- length" at the end of the segment being written
+COPY (SELECT 1) TO PROGRAM 'cat >/dev/null; ln -s pg_wal archive_pg_wal_link';
+CREATE TEMP TABLE live_pg_wal_dirs (n int, dir text);
+INSERT INTO live_pg_wal_dirs VALUES (1, 'pg_wal'), (2, './pg_wal/'), (3, 'archive_pg_wal_link'),
+  (4, current_setting('data_directory') || '/pg_wal');
+SELECT n, (SELECT count(*) FROM (
+         (SELECT :whatif_columns FROM compresslab.wal_whatif(:'archive_start', :'archive_end', wal_dir => l.dir)
+          EXCEPT ALL TABLE from_pg_wal)
+         UNION ALL
+         (TABLE from_pg_wal
+          EXCEPT ALL SELECT :whatif_columns FROM compresslab.wal_whatif(:'archive_start', :'archive_end', wal_dir => l.dir))) d
+       ) AS differing_rows
+  FROM live_pg_wal_dirs l ORDER BY n;
+SELECT n, count(*) AS settings, bool_and(w.end_lsn::pg_lsn <= pg_current_wal_flush_lsn()) AS to_the_flush_lsn
+  FROM live_pg_wal_dirs l, compresslab.wal_whatif(wal_dir => l.dir) w GROUP BY n ORDER BY n;
+SELECT count(*) AS wal_rows FROM compresslab.advise('5 s', wal_dir => 'pg_wal') WHERE area = 'wal_compression';
 -- superuser or pg_read_server_files, checked before the directory is looked at
 CREATE ROLE archive_user;
 CREATE ROLE archive_reader IN ROLE pg_read_server_files;

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The report on a DBA's database as a DBA runs it: `scripts/report.sh --dbname=...` by an
-# ordinary role, with no Rust toolchain on the PATH, against the running cluster (PGHOST,
-# PGPORT, PGUSER of scripts/cluster.sh: a cluster other than any the report would start). It
-# must write report.md and chart.svg into --out, build and install nothing (the server's
-# library and SQL files keep their checksums), create nothing in the database when the
-# extension is there, and refuse clearly when the extension is missing or --out exists.
+# ordinary role, from a copy of the scripts owned by an OS user who is not root (postgres: the
+# one that may reach the test cluster's socket), with no Rust toolchain on the PATH and no PG*
+# or REPORT_* variable, against the running cluster (PGHOST, PGPORT, PGUSER of
+# scripts/cluster.sh: a cluster other than any the report would start). It must write
+# report.md and chart.svg into --out (by default a new results/report-<time>), build and
+# install nothing (the server's library and SQL files keep their checksums), create nothing
+# in the database when the extension is there, refuse clearly when the extension is missing
+# or --out exists, and leave no directory behind when it fails.
 # Ends with "N passed, N failed".
 set -uo pipefail
 HARNESS="report --dbname"
@@ -12,6 +15,10 @@ HARNESS="report --dbname"
 source "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The DBA's copy of the scripts (what report.sh --dbname reads), owned by the DBA.
+mkdir "$tmp/clone" "$tmp/home"
+cp -r "$COMPRESSLAB_ROOT/scripts" "$COMPRESSLAB_ROOT/Cargo.toml" "$tmp/clone/"
+chown -R postgres: "$tmp"
 sql() { psql -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
 sql -c "DROP DATABASE IF EXISTS report_shop" -c "DROP DATABASE IF EXISTS report_bare" \
     -c "DROP ROLE IF EXISTS report_reader" -c "CREATE ROLE report_reader LOGIN" \
@@ -35,8 +42,15 @@ objects() { psql -X -At -d report_shop -c "SELECT count(*) FROM pg_class WHERE r
 installed >"$tmp/before"
 objects_before=$(objects)
 conninfo="host=$PGHOST port=$PGPORT dbname=report_shop user=report_reader"
-# A DBA's shell: the system's PATH only (no cargo, no rustc), no PG* variables.
-as_dba() { env -i HOME="$tmp" PATH=/usr/bin:/bin REPORT_BUDGET='5 s' bash "$COMPRESSLAB_ROOT/scripts/report.sh" "$@"; }
+# A DBA's shell: an OS user who is not root, the system's PATH only (no cargo, no rustc), no
+# PG* variables, in the copy of the scripts. budget: REPORT_BUDGET, none for the README's
+# exact command.
+as_dba_with_budget() {
+  local budget=$1; shift
+  (cd "$tmp/clone" && runuser -u postgres -- env -i HOME="$tmp/home" PATH=/usr/bin:/bin ${budget:+REPORT_BUDGET="$budget"} \
+    bash scripts/report.sh "$@")
+}
+as_dba() { as_dba_with_budget '5 s' "$@"; }
 check "no Rust toolchain on the DBA's PATH" bash -c '! env -i PATH=/usr/bin:/bin bash -c "command -v cargo || command -v rustc"'
 as_dba --dbname="$conninfo" --out "$tmp/out" >"$tmp/run.log" 2>&1
 status=$?
@@ -53,6 +67,22 @@ check "nothing created in the database" test "$(objects)" = "$objects_before"
 as_dba --dbname "$conninfo" --out "$tmp/out" >"$tmp/again.log" 2>&1
 status=$?
 check "an existing --out is refused" bash -c "test $status -eq 2 && grep -q 'exists already' '$tmp/again.log'"
+# The README's exact command: no REPORT_BUDGET, no --out.
+as_dba_with_budget '' --dbname "$conninfo" >"$tmp/readme.log" 2>&1
+status=$?
+check "the README's command (no REPORT_BUDGET, no --out) exits 0" test "$status" -eq 0 || cat "$tmp/readme.log"
+check "... and writes results/report-<time>/report.md, nothing else" \
+  bash -c "ls '$tmp/clone/results' | grep -qx 'report-[0-9]\{8\}T[0-9]\{6\}Z' && test \"\$(ls '$tmp/clone/results' | wc -l)\" -eq 1 &&
+           grep -q 'public.orders.note' '$tmp/clone/results'/report-*/report.md"
+# A run that fails half-way (the advisor refuses the budget) leaves no directory behind, and
+# the same --out then works.
+as_dba_with_budget '0 s' --dbname "$conninfo" --out "$tmp/retry" >"$tmp/failed.log" 2>&1
+status=$?
+check "a failed run exits non-zero and leaves no directory" \
+  bash -c "test $status -ne 0 && ! ls -d '$tmp/retry'* >/dev/null 2>&1" || cat "$tmp/failed.log"
+as_dba --dbname "$conninfo" --out "$tmp/retry" >"$tmp/retry.log" 2>&1
+status=$?
+check "... and the same --out then works" bash -c "test $status -eq 0 && test -s '$tmp/retry/report.md'" || cat "$tmp/retry.log"
 as_dba --dbname "host=$PGHOST port=$PGPORT dbname=report_bare user=report_reader" --out "$tmp/bare" >"$tmp/bare.log" 2>&1
 status=$?
 check "no extension and no right to create it: says so, exits 3" \

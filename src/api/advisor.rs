@@ -16,10 +16,10 @@ use pgrx::prelude::*;
 use crate::errors::{raise, required};
 use crate::measure::advice;
 use crate::rows::set_of;
-use crate::server::activity;
 use crate::server::privileges::may_read_server_files;
 use crate::server::versions::toast_built_with;
 use crate::server::PgHooks;
+use crate::server::{activity, subtransaction};
 use compresslab_core::pg_compression::ToastCompression;
 
 /// Shares of the budget: WAL first, then TOAST columns until this much is spent, then spill.
@@ -70,7 +70,11 @@ fn advise(
     if !may_read_server_files() {
         notes.push("wal_compression left out: reading WAL needs superuser or pg_read_server_files".to_string());
     } else {
-        match advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE), wal_dir) {
+        // An ERROR reading WAL (a damaged or foreign segment, a directory that is not there)
+        // leaves out this row, not the whole advice.
+        let wal =
+            subtransaction::catch_error(|| advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE), wal_dir));
+        match wal.and_then(|row| row) {
             Ok(row) => rows.push(row),
             Err(why) => notes.push(format!("wal_compression left out: {why}")),
         }

@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
 use compresslab_core::error::try_with_capacity;
@@ -25,6 +26,26 @@ pub fn os_message(e: &std::io::Error) -> String {
     }
 }
 
+/// The file at `path`, opened for reading if it is a regular file; `Ok(None)` if it is not (a
+/// FIFO, a device, a socket, a directory). Opened with `O_NONBLOCK`, so that a FIFO with no
+/// writer cannot block `open()` beyond the reach of cancel, and checked with `fstat` on the
+/// descriptor (a check of the path before opening would leave a race); the flag is cleared
+/// before the file is returned.
+pub fn open_regular(path: impl AsRef<std::path::Path>) -> std::io::Result<Option<File>> {
+    let file = File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns, open until `file` drops.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(Some(file))
+}
+
 /// `length` bytes of the file at `path` (relative to the data directory, or absolute) from
 /// `offset` (NULL length: to the end), at most `limit` bytes. Messages name the arguments as
 /// `bench_file` calls them (`start_byte`, `byte_count`).
@@ -40,16 +61,14 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
     if offset < 0 || length.is_some_and(|l| l < 0) {
         raise(CodecError::invalid("start_byte and byte_count must not be negative"));
     }
-    // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
-    let mut file = File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).unwrap_or_else(|e| io_error(e));
-    let meta = file.metadata().unwrap_or_else(|e| io_error(e));
-    if !meta.is_file() {
+    let Some(mut file) = open_regular(path).unwrap_or_else(|e| io_error(e)) else {
         report(
             PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
             format!("\"{path}\" is not a regular file"),
             Some("Only regular files (relation segments, WAL segments, …) can be benchmarked."),
         );
-    }
+    };
+    let meta = file.metadata().unwrap_or_else(|e| io_error(e));
     let wanted = length.map(|l| l as u64).unwrap_or(meta.len().saturating_sub(offset as u64));
     if wanted > limit as u64 {
         raise(CodecError::too_large(match length {

@@ -12,6 +12,7 @@ pub mod pages;
 pub mod privileges;
 pub mod relations;
 pub mod sampling;
+pub mod subtransaction;
 pub mod versions;
 pub mod wal;
 pub mod wal_archive;

@@ -11,7 +11,7 @@ use std::ptr::NonNull;
 use compresslab_core::pg_compression::WalCompression;
 use compresslab_core::scenarios::wal::layout::WalLayout;
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey};
-use pgrx::{check_for_interrupts, pg_guard, pg_sys, PgSqlErrorCode};
+use pgrx::{check_for_interrupts, notice, pg_guard, pg_sys, PgSqlErrorCode};
 
 use super::names::{self, quote_identifier};
 use super::wal_archive::{self, Archive, ArchivePrivate};
@@ -152,6 +152,16 @@ pub fn require_readable_pg_wal() {
     }
 }
 
+/// Whether `dir` (relative to the data directory, or absolute) is the directory `pg_wal` is:
+/// the same device and inode, whatever path or symlink leads to it.
+fn is_pg_wal(dir: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(dir), std::fs::metadata("pg_wal")) {
+        (Ok(a), Ok(b)) => a.is_dir() && (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
 /// Where WAL is read from: the server's `pg_wal`, or a directory of archived segments.
 pub enum WalSource {
     PgWal,
@@ -159,10 +169,17 @@ pub enum WalSource {
 }
 
 impl WalSource {
-    /// `pg_wal`, or the segments of `wal_dir` (scanned and checked now).
+    /// `pg_wal`, or the segments of `wal_dir` (scanned and checked now). A `wal_dir` that is
+    /// this server's `pg_wal` (`'pg_wal'`, its absolute path, a symlink to it, any path that
+    /// leads to it) is read as `pg_wal`, up to the flush LSN: read as an archive, its newest
+    /// segment, still being written or recycled, would look like damaged WAL.
     pub fn open(wal_dir: Option<&str>) -> WalSource {
         match wal_dir {
             None => WalSource::PgWal,
+            Some(dir) if is_pg_wal(dir) => {
+                notice!("compresslab: wal_dir \"{dir}\" is this server's pg_wal: read as pg_wal, up to the flush LSN");
+                WalSource::PgWal
+            }
             Some(dir) => WalSource::Archive(Archive::scan(dir)),
         }
     }
@@ -233,6 +250,10 @@ impl WalReader {
         let Some(state) = NonNull::new(state) else {
             report(PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY, "out of memory allocating a WAL reader".into(), None)
         };
+        // The reader then refuses a page of another cluster's WAL ("WAL file is from different
+        // database system"), also in a segment replaced after the directory was scanned.
+        // SAFETY: a field of the reader just allocated, read by its page-header checks.
+        unsafe { (*state.as_ptr()).system_identifier = pg_sys::GetSystemIdentifier() };
         let layout = WalLayout::new(source.segment_size());
         let mut reader = WalReader { state, end, layout, timeline: None, done: false, private };
         // SAFETY: a live reader; XLogFindNextRecord reads pages through the callbacks.

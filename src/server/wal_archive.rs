@@ -19,9 +19,9 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
 
 use compresslab_core::scenarios::wal::lsn_text;
-use pgrx::{pg_guard, pg_sys, PgSqlErrorCode};
+use pgrx::{notice, pg_guard, pg_sys, PgSqlErrorCode};
 
-use super::files::os_message;
+use super::files::{open_regular, os_message};
 use crate::errors::report;
 
 /// A segment file of the directory.
@@ -69,11 +69,41 @@ pub(super) fn parse_name(name: &str) -> Option<(u32, u64, u64, bool)> {
     Some((field(0)?, field(8)? as u64, field(16)? as u64, partial))
 }
 
-/// The segment size the long header of a segment's first page gives.
-fn header_segment_size(path: &Path, name: &str) -> u64 {
+/// A segment file of the directory opened for reading, or None (with a NOTICE) if it is not a
+/// regular file: a FIFO named like a segment would otherwise block the backend in `open()`.
+fn open_segment(dir: &str, name: &str) -> Option<File> {
+    let path = PathBuf::from(dir).join(name);
+    let file = open_regular(&path)
+        .unwrap_or_else(|e| io_error(format!("could not open WAL segment \"{}\"", path.display()), &e));
+    if file.is_none() {
+        notice!("compresslab: {name} in \"{dir}\" skipped: it is not a regular file");
+    }
+    file
+}
+
+/// The system identifier in a segment's long page header, if the file starts with one (a
+/// `.partial` segment pg_receivewal has only begun may start with zeros; a file too short or
+/// not WAL is left to the checks of the segment size and to the reader).
+fn header_system_identifier(file: &mut File) -> Option<u64> {
     let mut header = [0u8; std::mem::size_of::<pg_sys::XLogLongPageHeaderData>()];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
+    file.read_exact(&mut header).ok()?;
+    // SAFETY: the buffer holds a whole XLogLongPageHeaderData, read unaligned.
+    let long: pg_sys::XLogLongPageHeaderData = unsafe { std::ptr::read_unaligned(header.as_ptr().cast()) };
+    let is_long =
+        long.std.xlp_magic as u32 == pg_sys::XLOG_PAGE_MAGIC && long.std.xlp_info as u32 & pg_sys::XLP_LONG_HEADER != 0;
+    is_long.then_some(long.xlp_sysid)
+}
+
+/// This cluster's system identifier (`pg_control_system()`'s), which its WAL carries.
+fn system_identifier() -> u64 {
+    // SAFETY: reads the control file's copy in shared memory, set at start-up.
+    unsafe { pg_sys::GetSystemIdentifier() }
+}
+
+/// The segment size the long header of a segment's first page gives.
+fn header_segment_size(mut file: File, path: &Path, name: &str) -> u64 {
+    let mut header = [0u8; std::mem::size_of::<pg_sys::XLogLongPageHeaderData>()];
+    file.read_exact(&mut header)
         .unwrap_or_else(|e| io_error(format!("could not read WAL segment \"{}\"", path.display()), &e));
     // SAFETY: the buffer holds a whole XLogLongPageHeaderData, read unaligned.
     let long: pg_sys::XLogLongPageHeaderData = unsafe { std::ptr::read_unaligned(header.as_ptr().cast()) };
@@ -103,19 +133,40 @@ fn header_segment_size(path: &Path, name: &str) -> u64 {
 }
 
 impl Archive {
-    /// Scan `dir`: its segment files, their timeline and size. Errors: the directory missing
-    /// (58P01) or unreadable (42501), no segment, several timelines, a file not of the segment
-    /// size, a `.partial` segment that is not the newest.
+    /// Scan `dir`: its segment files, their timeline and size; a file that is not a regular
+    /// file, or WAL of another cluster, is skipped with a NOTICE. Errors: the directory missing
+    /// (58P01) or unreadable (42501), no segment, only segments of another cluster (55000),
+    /// several timelines, a file not of the segment size, a `.partial` segment that is not the
+    /// newest.
     pub fn scan(dir: &str) -> Archive {
         let entries =
             std::fs::read_dir(dir).unwrap_or_else(|e| io_error(format!("could not open WAL directory \"{dir}\""), &e));
         let mut found: Vec<(u32, u64, u64, bool, String)> = Vec::new();
         let mut compressed = 0;
+        // Segments of another cluster: how many, and one's system identifier.
+        let ours = system_identifier();
+        let (mut foreign, mut foreign_id) = (0, 0);
         for entry in entries {
             let entry = entry.unwrap_or_else(|e| io_error(format!("could not read WAL directory \"{dir}\""), &e));
             let Ok(name) = entry.file_name().into_string() else { continue };
             match parse_name(&name) {
-                Some((tli, log, seg, partial)) => found.push((tli, log, seg, partial, name)),
+                // Only regular files: a FIFO or device would block in open() or read().
+                Some((tli, log, seg, partial)) => {
+                    let Some(mut file) = open_segment(dir, &name) else { continue };
+                    // Each segment's long header, not only the oldest's: relations are named
+                    // through this cluster's catalogue, so another cluster's WAL would be
+                    // measured and named as if it were this one's.
+                    match header_system_identifier(&mut file) {
+                        Some(theirs) if theirs != ours => {
+                            notice!(
+                                "compresslab: {name} in \"{dir}\" skipped: it is WAL of another cluster \
+                                 (system identifier {theirs}; this cluster's is {ours})"
+                            );
+                            (foreign, foreign_id) = (foreign + 1, theirs);
+                        }
+                        _ => found.push((tli, log, seg, partial, name)),
+                    }
+                }
                 None if name.len() > 24
                     && parse_name(&name[..24]).is_some()
                     && [".gz", ".lz4", ".zst"].iter().any(|ext| name.ends_with(ext)) =>
@@ -127,6 +178,16 @@ impl Archive {
         }
         found.sort();
         let Some(oldest) = found.first().cloned() else {
+            if foreign > 0 {
+                report(
+                    PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!(
+                        "no WAL segment of this cluster in \"{dir}\": its {foreign} segment(s) are WAL of another \
+                         cluster (system identifier {foreign_id}; this cluster's is {ours})"
+                    ),
+                    Some("Name the directory this cluster's archive_command copies segments to, or pg_receivewal's for this cluster."),
+                );
+            }
             let hint = if compressed > 0 {
                 format!("It holds {compressed} compressed segment(s): decompress them into a directory first.")
             } else {
@@ -146,7 +207,9 @@ impl Archive {
             );
         }
         let path = |name: &str| PathBuf::from(dir).join(name);
-        let segment_size = header_segment_size(&path(&oldest.4), &oldest.4);
+        // (Replaced by a non-regular file since it was listed: an ERROR, as for any segment
+        // the reader opens.)
+        let segment_size = header_segment_size(open_asked_segment(&path(&oldest.4)), &path(&oldest.4), &oldest.4);
         let per_log = 0x1_0000_0000 / segment_size;
         let mut segments = BTreeMap::new();
         for (_, log, seg, partial, file_name) in found {
@@ -300,10 +363,23 @@ pub unsafe extern "C-unwind" fn archive_segment_open(
         )
     };
     let path = PathBuf::from(&archive.dir).join(&segment.file_name);
-    let file = File::open(&path)
-        .unwrap_or_else(|e| io_error(format!("could not open WAL segment \"{}\"", path.display()), &e));
+    let file = open_asked_segment(&path);
     // SAFETY: the reader's own segment slot; archive_segment_close closes the descriptor.
     unsafe { (*state).seg.ws_file = file.into_raw_fd() };
+}
+
+/// A segment file the WAL read needs: an ERROR if it cannot be opened or is not a regular file
+/// (replaced by one since the directory was scanned).
+fn open_asked_segment(path: &Path) -> File {
+    let opened = open_regular(path)
+        .unwrap_or_else(|e| io_error(format!("could not open WAL segment \"{}\"", path.display()), &e));
+    opened.unwrap_or_else(|| {
+        report(
+            PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+            format!("WAL segment \"{}\" is not a regular file", path.display()),
+            None,
+        )
+    })
 }
 
 /// The reader's `segment_close`.

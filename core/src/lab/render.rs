@@ -3,6 +3,43 @@
 
 use super::checksums::ChecksumRow;
 use super::harness::BenchRow;
+use crate::sql_text::breaks_lines;
+
+/// Text from a row (a source or method name may be any table or column name) as one markdown
+/// table cell: a line break would end the row and start a heading, `|` a new cell, and `<`,
+/// `>`, `&` would reach a page rendered as HTML as markup, so each is written as an escape.
+fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if breaks_lines(c) => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as XML character data or an attribute value: markup escaped, and control characters
+/// (which XML 1.0 forbids, so that one would make the whole chart unreadable) as spaces.
+fn xml_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            c if breaks_lines(c) => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
 
 fn slice_label(slice_size: i32) -> String {
     match slice_size {
@@ -30,8 +67,8 @@ pub fn markdown(rows: &[BenchRow]) -> String {
     for r in rows {
         out.push_str(&format!(
             "| {} | {} | {} | {:.1} ({:.1}) | {} | {:.3} | {} → {} | {}/{} | {:.3}/{:.3}{} |\n",
-            r.source,
-            method_label(r),
+            cell(&r.source),
+            cell(&method_label(r)),
             slice_label(r.slice_size),
             r.compress_mbps,
             r.compress_mbps_best,
@@ -69,9 +106,9 @@ pub fn checksum_markdown(rows: &[ChecksumRow]) -> String {
     for r in rows {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {:.1} ({:.1}) | {:.3} | {} | {:.3} |\n",
-            r.source,
-            r.implementation,
-            r.family,
+            cell(&r.source),
+            cell(&r.implementation),
+            cell(&r.family),
             slice_label(r.slice_size),
             r.mbps,
             r.mbps_best,
@@ -96,13 +133,12 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
     const PALETTE: &[&str] =
         &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
     let points: Vec<&BenchRow> = rows.iter().filter(|r| r.compress_mbps.is_finite() && r.compress_mbps > 0.0).collect();
-    let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
          <text x=\"{}\" y=\"28\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
         (W - RIGHT + LEFT) / 2.0,
-        escape(title)
+        xml_text(title)
     );
     if points.is_empty() {
         svg.push_str("<text x=\"40\" y=\"100\">no results</text>\n</svg>\n");
@@ -164,14 +200,14 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
         svg.push_str(&format!(
             "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\" fill=\"{colour}\"><title>{} {} ({}): {:.1} MB/s, ratio {:.3}</title></circle>\
              <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>\n",
-            escape(&r.source),
-            escape(&method_label(r)),
+            xml_text(&r.source),
+            xml_text(&method_label(r)),
             slice_label(r.slice_size),
             r.compress_mbps,
             r.ratio,
             px + 7.0,
             py + label_dy,
-            escape(&method_label(r))
+            xml_text(&method_label(r))
         ));
     }
     for (i, m) in methods.iter().enumerate() {
@@ -182,7 +218,7 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
             PALETTE[i % PALETTE.len()],
             W - RIGHT + 30.0,
             ly + 4.0,
-            escape(m)
+            xml_text(m)
         ));
     }
     svg.push_str("</svg>\n");
@@ -245,5 +281,52 @@ mod tests {
         assert!(svg.contains("text &lt;1&gt;"), "labels are escaped");
         assert!(svg.contains(">zstd 9<"));
         assert!(svg_chart(&[], "empty").contains("no results"));
+    }
+
+    const HOSTILE: &str = "t|x\n# heading\r<script>alert(1)</script> & \\| a\u{2028}b\u{85}c\u{1}d\u{7f}\"";
+
+    #[test]
+    fn hostile_names_stay_in_their_cell() {
+        let mut rows = rows(HOSTILE, 20_000, &["lz4"]);
+        rows[0].method = "m|\n## x".to_string();
+        let table = markdown(&rows);
+        // header, rule, one row, blank, note: a name cannot add a line
+        assert_eq!(table.lines().count(), 5, "{table}");
+        let row = table.lines().nth(2).unwrap();
+        // Nine cells: ten pipes that are not escaped.
+        let unescaped = row
+            .char_indices()
+            .filter(|&(i, c)| c == '|' && row[..i].chars().rev().take_while(|&b| b == '\\').count() % 2 == 0);
+        assert_eq!(unescaped.count(), 10, "{row}");
+        assert!(!table.contains('<') && !table.contains('\r') && !table.contains('\u{2028}'), "{table}");
+        assert!(row.contains("&lt;script&gt;") && row.contains(" &amp; \\\\\\| a b c d "), "{row}");
+        assert!(row.starts_with("| t\\|x # heading "), "{row}");
+        let crc = ChecksumRow {
+            source: HOSTILE.to_string(),
+            implementation: "crc32c".to_string(),
+            family: "crc32c".to_string(),
+            slice_size: 8192,
+            slices: 1,
+            raw_bytes: 8192,
+            mbps: 1.0,
+            mbps_best: 1.0,
+            ns_per_byte: 1.0,
+            wall_seconds: 1.0,
+            cpu_seconds: 1.0,
+            iterations: 1,
+        };
+        let table = checksum_markdown(&[crc]);
+        assert_eq!(table.lines().count(), 3, "{table}");
+        assert!(!table.contains("<script>"), "{table}");
+    }
+
+    #[test]
+    fn hostile_names_make_well_formed_svg() {
+        let rows = rows(HOSTILE, 20_000, &["lz4", "zstd:1"]);
+        let svg = svg_chart(&rows, HOSTILE);
+        assert!(!svg.contains("<script>") && !svg.contains("\u{1}") && !svg.contains("\u{7f}"), "{svg}");
+        assert!(svg.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; \\| a b c d &quot;"), "{svg}");
+        // Every element opened is closed: as many '<' as '>'.
+        assert_eq!(svg.matches('<').count(), svg.matches('>').count());
     }
 }
