@@ -88,7 +88,9 @@ SELECT count(*) AS differing_rows FROM (
 -- commit and checkpoint times of the WAL it read (seconds here), bytes_now that WAL as written,
 -- and the per-day columns both scaled by that period
 SELECT area, target, observed_period > interval '0' AND observed_period < interval '1 hour' AS period_of_the_archive,
-       bytes_now = (SELECT wal_bytes FROM from_archive WHERE wal_compression = current_setting('wal_compression')) AS bytes_read,
+       -- (the LSN span read: the setting in force's row, within 0.5%, where no session set its own)
+       abs(bytes_now - (SELECT wal_bytes FROM from_archive WHERE wal_compression = current_setting('wal_compression')))
+         <= 0.005 * bytes_now AS bytes_read,
        abs(bytes_per_day_now - bytes_now * 86400 / extract(epoch FROM observed_period)) <= 1e-6 * bytes_per_day_now
          AND abs(bytes_per_day_recommended - bytes_recommended * 86400 / extract(epoch FROM observed_period)) <= 1e-6 * bytes_per_day_recommended
          AS per_day_scaled,
@@ -196,6 +198,30 @@ SELECT n, (SELECT count(*) FROM (
 SELECT n, count(*) AS settings, bool_and(w.end_lsn::pg_lsn <= pg_current_wal_flush_lsn()) AS to_the_flush_lsn
   FROM live_pg_wal_dirs l, compresslab.wal_whatif(wal_dir => l.dir) w GROUP BY n ORDER BY n;
 SELECT count(*) AS wal_rows FROM compresslab.advise('5 s', wal_dir => 'pg_wal') WHERE area = 'wal_compression';
+-- Sessions that set wal_compression themselves (the setting in force stays off): advise's
+-- bytes_now is the WAL as the server wrote it, the LSN span of the range read, not the
+-- what-if's row for the setting in force (which would lay out every image uncompressed).
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+SELECT pg_walfile_name(pg_current_wal_insert_lsn()) AS mixed_first \gset
+CHECKPOINT;
+SET wal_compression = lz4;
+UPDATE archived SET body = lower(body) WHERE id % 2 = 0;
+SET wal_compression = pglz;
+CHECKPOINT;
+UPDATE archived SET body = upper(body) WHERE id % 2 = 1;
+RESET wal_compression;
+SELECT pg_walfile_name(pg_switch_wal()) AS mixed_last \gset
+SELECT format('cat >/dev/null; mkdir archive_mixed && cp %s archive_mixed/', string_agg('pg_wal/' || name, ' ' ORDER BY name)) AS copy
+  FROM pg_ls_waldir() WHERE name BETWEEN :'mixed_first' AND :'mixed_last' \gset
+COPY (SELECT 1) TO PROGRAM :'copy';
+CREATE TEMP TABLE mixed AS SELECT * FROM compresslab.wal_whatif(wal_dir => 'archive_mixed');
+SELECT count(*) FILTER (WHERE wal_compression IN ('pglz', 'lz4') AND stored_images > 0) = 2 AS images_written_both_ways,
+       bool_and(start_lsn = (SELECT min(start_lsn) FROM mixed)) AS one_range
+  FROM mixed;
+SELECT abs(a.bytes_now - (m.end_lsn::pg_lsn - m.start_lsn::pg_lsn)) <= 0.005 * a.bytes_now AS bytes_now_as_written,
+       a.bytes_now < 0.9 * m.wal_bytes AS not_the_off_row
+  FROM compresslab.advise('10 s', wal_dir => 'archive_mixed') a, mixed m
+ WHERE a.area = 'wal_compression' AND m.wal_compression = 'off';
 -- superuser or pg_read_server_files, checked before the directory is looked at
 CREATE ROLE archive_user;
 CREATE ROLE archive_reader IN ROLE pg_read_server_files;

@@ -57,7 +57,7 @@ fn read_wal(
     deadline: Instant,
     again: bool,
     retry: bool,
-) -> Result<Option<(Vec<WalWhatIfRow>, TimeSpan)>, String> {
+) -> Result<Option<WalRead>, String> {
     let (oldest, flush) = match source {
         WalSource::PgWal => {
             wal::require_readable_pg_wal();
@@ -97,7 +97,9 @@ fn read_wal(
                 ControlFlow::Continue(())
             }
         };
-        Some(finish_whatif(&mut replay_range(source, start, flush, sample, &mut after_record)))
+        let mut whatif = replay_range(source, start, flush, sample, &mut after_record);
+        let rows = finish_whatif(&mut whatif);
+        Some((rows, whatif.bytes_as_written() as i64))
     }))
     .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
         if retry && gone_segment(&error) {
@@ -107,7 +109,15 @@ fn read_wal(
         }
     })
     .execute();
-    Ok(replayed.map(|rows| (rows, span)))
+    Ok(replayed.map(|(rows, as_written)| WalRead { rows, span, as_written }))
+}
+
+/// What [`read_wal`] read: the what-if's rows, the span of the records' times, and the bytes
+/// the range took as written.
+struct WalRead {
+    rows: Vec<WalWhatIfRow>,
+    span: TimeSpan,
+    as_written: i64,
 }
 
 /// The `wal_compression` row from the WAL in pg_wal or in the archived segments of `wal_dir`
@@ -117,7 +127,7 @@ fn read_wal(
 pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> Result<AdviceRow, String> {
     let source = WalSource::open(wal_dir);
     let mut attempt = 0;
-    let (rows, span) = loop {
+    let WalRead { rows, span, as_written } = loop {
         let retry = matches!(source, WalSource::PgWal) && attempt < GONE_SEGMENT_RETRIES;
         match read_wal(&source, since, deadline, attempt > 0, retry)? {
             Some(read) => break read,
@@ -131,7 +141,7 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
             WalSource::PgWal => WalPeriod::Statistics(written),
             WalSource::Archive(_) => WalPeriod::Archive { span, statistics: written },
         };
-        return Ok(advisor::wal::from_whatif(&rows, &current_setting, period, activity::inserted()));
+        return Ok(advisor::wal::from_whatif(&rows, &current_setting, as_written, period, activity::inserted()));
     }
     // No full-page image in the range (recycled, or quiet): pages of the most-written tables
     // stand for the images.

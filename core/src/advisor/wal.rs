@@ -144,11 +144,14 @@ fn observed(period_of: WalPeriod, read_bytes: i64) -> (Rate, String, bool) {
     }
 }
 
-/// The row from the what-if's rows (at least one full-page image read), the period its bytes
-/// cover, and the rows inserted over pg_stat_wal's period (a bulk load makes it `low`).
+/// The row from the what-if's rows (at least one full-page image read), the bytes the range
+/// read took as the server wrote it (its LSN span: images compressed or not as each record
+/// says, whatever sessions had set), the period its bytes cover, and the rows inserted over
+/// pg_stat_wal's period (a bulk load makes it `low`).
 pub fn from_whatif(
     rows: &[WalWhatIfRow],
     current_setting: &str,
+    as_written: i64,
     period_of: WalPeriod,
     inserted: Inserted,
 ) -> AdviceRow {
@@ -156,11 +159,12 @@ pub fn from_whatif(
         rows.iter().map(|r| WalOption { setting: r.wal_compression, saving_percent: r.saving_percent }).collect();
     let decision = choose_wal(&options);
     let (now, then) = (setting_row(rows, in_force(current_setting)), setting_row(rows, decision.recommended));
-    let (written, words, statistics) = observed(period_of, now.wal_bytes);
+    let (written, words, statistics) = observed(period_of, as_written);
     let load = if statistics { bulk_load_words(inserted, written.seconds) } else { None };
-    // The WAL as written now over the period, scaled by the what-if's ratio between the two
-    // settings.
-    let ratio = if now.wal_bytes > 0 { then.wal_bytes as f64 / now.wal_bytes as f64 } else { 1.0 };
+    // The WAL as written over the period, scaled by the what-if's ratio between the range
+    // under the recommended setting and the range as written (which equals the current
+    // setting's row unless sessions set wal_compression themselves).
+    let ratio = if as_written > 0 { then.wal_bytes as f64 / as_written as f64 } else { 1.0 };
     let per_day = written.per_day();
     let keep = decision.recommended == in_force(current_setting);
     let read_gb = now.wal_bytes as f64 / GB;
@@ -174,12 +178,12 @@ pub fn from_whatif(
         compress_cpu_seconds_per_gb: cpu(then.compress_cpu_seconds, Some(1.0 / read_gb)),
         decompress_cpu_seconds_per_gb: cpu(then.decompress_cpu_seconds, Some(1.0 / read_gb)),
         basis: format!(
-            "the cluster's WAL (every database's) {}..{}: {} as written under wal_compression = {current_setting}, {} \
+            "the cluster's WAL (every database's) {}..{}: {} as written (wal_compression = {current_setting} now), {} \
              with every image uncompressed ({} records, {} full-page images, {} compressed under each setting with the \
              server's routines){words}",
             then.start_lsn,
             then.end_lsn,
-            size(now.wal_bytes as f64),
+            size(as_written as f64),
             size(setting_row(rows, WalCompression::Off).wal_bytes as f64),
             now.records,
             now.fpi_images,
@@ -313,7 +317,7 @@ mod tests {
         // 6.4 GB written over a day
         let steady = Inserted { rows: 1000.0, held: 1_000_000.0 };
         let day = WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 86400.0 });
-        let row = from_whatif(&rows, "off", day, steady);
+        let row = from_whatif(&rows, "off", 64_000_000, day, steady);
         assert_eq!(row.recommended, "lz4");
         assert_eq!((row.bytes_now, row.bytes_per_day_now), (Some(6_400_000_000), Some(6_400_000_000)));
         assert_eq!(row.bytes_recommended, Some(4_000_000_000));
@@ -330,16 +334,28 @@ mod tests {
         assert_eq!(row.target, "wal_compression (cluster-wide)");
         assert!(
             row.basis.starts_with(
-                "the cluster's WAL (every database's) 0/1000000..0/5000000: 61 MB as written under \
-                 wal_compression = off, 61 MB with every image uncompressed ("
+                "the cluster's WAL (every database's) 0/1000000..0/5000000: 61 MB as written \
+                 (wal_compression = off now), 61 MB with every image uncompressed ("
             ),
             "{}",
             row.basis
         );
-        let lz4_now = from_whatif(&rows, "lz4", WalPeriod::Statistics(Rate { amount: 4e9, seconds: 86400.0 }), steady);
-        assert!(lz4_now.basis.contains(": 38 MB as written under wal_compression = lz4, 61 MB with every image"));
+        let lz4_now = from_whatif(
+            &rows,
+            "lz4",
+            40_000_000,
+            WalPeriod::Statistics(Rate { amount: 4e9, seconds: 86400.0 }),
+            steady,
+        );
+        assert!(lz4_now.basis.contains(": 38 MB as written (wal_compression = lz4 now), 61 MB with every image"));
         // kept: no statement and no CPU figures
-        let kept = from_whatif(&rows, "lz4", WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 600.0 }), steady);
+        let kept = from_whatif(
+            &rows,
+            "lz4",
+            40_000_000,
+            WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 600.0 }),
+            steady,
+        );
         assert!(kept.apply_sql.is_none() && kept.note.starts_with("keep: "));
         // ten minutes measured: the bytes are those of the ten minutes, and a day is 144 times them
         assert_eq!((kept.bytes_now, kept.bytes_per_day_now), (Some(6_400_000_000), Some(921_600_000_000)));
@@ -349,11 +365,30 @@ mod tests {
         let loaded = from_whatif(
             &rows,
             "off",
+            64_000_000,
             WalPeriod::Statistics(Rate { amount: 6.4e9, seconds: 25200.0 }),
             Inserted { rows: 1e6, held: 1e6 },
         );
         assert_eq!(loaded.confidence, "low");
         assert!(loaded.basis.contains("over 7.0 h; the period is dominated by a bulk load"), "{}", loaded.basis);
+    }
+
+    #[test]
+    fn bytes_now_is_the_wal_as_written_when_sessions_set_their_own() {
+        // off in force, but sessions wrote with lz4: 45 MB really written, not the off row's 64
+        let rows = [whatif("off", 64_000_000, 0.0), whatif("lz4", 40_000_000, 0.5), whatif("zstd", 38_000_000, 1.0)];
+        let mut span = TimeSpan::default();
+        span.observe(0);
+        span.observe(3_600_000_000);
+        let statistics = Rate { amount: 1e12, seconds: 600.0 };
+        let steady = Inserted { rows: 1000.0, held: 1_000_000.0 };
+        let row = from_whatif(&rows, "off", 45_000_000, WalPeriod::Archive { span, statistics }, steady);
+        assert_eq!((row.bytes_now, row.bytes_recommended), (Some(45_000_000), Some(40_000_000)));
+        assert!(
+            row.basis.contains("43 MB as written (wal_compression = off now), 61 MB with every image"),
+            "{}",
+            row.basis
+        );
     }
 
     #[test]
@@ -368,7 +403,7 @@ mod tests {
         let rows = [whatif("off", 64_000_000, 0.0), whatif("lz4", 40_000_000, 0.5), whatif("zstd", 38_000_000, 1.0)];
         let statistics = Rate { amount: 1e12, seconds: 600.0 };
         let loaded = Inserted { rows: 1e6, held: 1e6 };
-        let row = from_whatif(&rows, "off", WalPeriod::Archive { span, statistics }, loaded);
+        let row = from_whatif(&rows, "off", 64_000_000, WalPeriod::Archive { span, statistics }, loaded);
         // the 64 MB read over its two hours, not pg_stat_wal's terabyte; twelve such a day
         assert_eq!(row.observed_period, Some(7200.0));
         assert_eq!((row.bytes_now, row.bytes_recommended), (Some(64_000_000), Some(40_000_000)));
@@ -379,7 +414,7 @@ mod tests {
         // fewer than two timestamps: pg_stat_wal's period instead, and the basis says why
         let mut one = TimeSpan::default();
         one.observe(5);
-        let fallback = from_whatif(&rows, "off", WalPeriod::Archive { span: one, statistics }, loaded);
+        let fallback = from_whatif(&rows, "off", 64_000_000, WalPeriod::Archive { span: one, statistics }, loaded);
         assert_eq!((fallback.bytes_now, fallback.observed_period), (Some(1_000_000_000_000), Some(600.0)));
         assert!(
             fallback.basis.contains("holds 1 commit or checkpoint timestamp(s), fewer than two"),

@@ -385,6 +385,12 @@ impl WalWhatIf {
         self.end_lsn = end_lsn;
     }
 
+    /// The bytes the range read took as the server wrote it: its LSN span, from the start of
+    /// its first record to the end of its last (after [`WalWhatIf::set_end_lsn`]).
+    pub fn bytes_as_written(&self) -> u64 {
+        self.end_lsn.saturating_sub(self.start_lsn.unwrap_or(self.end_lsn))
+    }
+
     /// Compress the batch under every setting, then lay out the pending records.
     fn flush(&mut self) -> Result<()> {
         let timed_batch = self.batches.is_multiple_of(TIMED_EVERY);
