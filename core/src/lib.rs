@@ -23,6 +23,7 @@ pub mod lz4;
 pub mod page;
 pub mod pglz;
 pub mod registry;
+pub mod rewrite;
 pub mod rng;
 pub mod scenarios;
 pub mod sql_text;
