@@ -24,6 +24,7 @@ pub mod page;
 pub mod pg_compression;
 pub mod pglz;
 pub mod registry;
+pub mod rewrite;
 pub mod rng;
 pub mod scenarios;
 pub mod sql_text;

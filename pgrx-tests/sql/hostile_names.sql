@@ -2,7 +2,7 @@
 -- ordinary role names a schema, tables and columns with newlines, carriage returns, quotes,
 -- backslashes, `;`, `--`, `$$`, a line starting with `\!` and non-ASCII; a superuser runs each
 -- line of apply_sql alone with `psql -c`, as the README says; nothing happens but the
--- compression change.
+-- compression change and the values' rewrite (the CALL line, run on the hostile tables).
 CREATE EXTENSION compresslab;
 -- (every line runs, as a DBA pasting them would; the program fails if any line failed)
 SELECT format('failed=0; while IFS= read -r line; do psql -X -q -v ON_ERROR_STOP=1 -h %s -p %s -d %s -c "$line" >/dev/null 2>&1 || failed=1; done; exit $failed',
@@ -27,7 +27,9 @@ RESET ROLE;
 CREATE TEMP TABLE hostile_advice AS
 SELECT * FROM compresslab.advise('20 s', verbose => true) WHERE area = 'toast' AND apply_sql IS NOT NULL;
 -- every hostile column is advised a change, each statement one line, no name raw
-SELECT count(*) AS statements, bool_and(line ~ '^ALTER TABLE .* ALTER COLUMN .* SET COMPRESSION lz4;$') AS each_one_alter
+SELECT count(*) AS statements,
+       count(*) FILTER (WHERE line ~ '^SET lock_timeout = ''1s''; ALTER TABLE .* ALTER COLUMN .* SET COMPRESSION lz4;$') AS alters,
+       count(*) FILTER (WHERE line ~ '^CALL compresslab\.recompress\(E?''.*'', E?''.*'', ''lz4''\);$') AS calls
   FROM hostile_advice, unnest(string_to_array(apply_sql, E'\n')) line;
 SELECT target ~ '[\n\r\u2028]' AS raw_line_break, count(*) FROM hostile_advice GROUP BY 1;
 -- a superuser pastes them, line by line (CSV with a delimiter and quote no line holds: each
@@ -36,6 +38,10 @@ COPY (SELECT unnest(string_to_array(apply_sql, E'\n')) FROM hostile_advice) TO P
   WITH (FORMAT csv, DELIMITER E'\x02', QUOTE E'\x01');
 SELECT rolsuper AS became_superuser FROM pg_roles WHERE rolname = 'hostile_owner';
 SELECT pg_stat_file('pwned', true) IS NULL AND pg_stat_file('pwned_too', true) IS NULL AS no_shell_command_ran;
+-- every value of the hostile columns rewritten: none left with pglz
+SELECT (SELECT count(*) FROM hostile.U&"t\000AALTER ROLE hostile_owner SUPERUSER; --" WHERE pg_column_compression(body) = 'pglz')
+     + (SELECT count(*) FROM hostile.U&"u\000A\\! id > pwned\000A" WHERE pg_column_compression(U&"c\000D\000A\\! id > pwned_too\000A") = 'pglz')
+     + (SELECT count(*) FROM U&"s\000A--".U&"v""$$;--\2028é" WHERE pg_column_compression("x;$$--""\") = 'pglz') AS values_left_in_pglz;
 SELECT count(*) AS columns, bool_and(a.attcompression = 'l') AS all_set_to_lz4
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname IN ('hostile', E's\n--') AND a.attnum > 1 AND c.relkind = 'r';

@@ -15,6 +15,7 @@ mod checksums;
 mod codecs;
 mod info;
 mod lab;
+mod rewrite;
 mod scenarios;
 mod spill;
 mod wal;

@@ -24,7 +24,7 @@ use super::{add_relation, build_codec, finish_whatif, replay_range};
 use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
 use crate::server::wal::WalSource;
-use crate::server::{check_interrupts, sampling, wal, PgHooks};
+use crate::server::{check_interrupts, names, sampling, wal, PgHooks};
 
 /// Rows of a table turned into change records for the spill simulation.
 const SPILL_SAMPLE_ROWS: i64 = 2000;
@@ -277,6 +277,8 @@ pub fn column_row(
         target: &column.target,
         table_name: &column.table_name,
         column: &column.column,
+        table_literal: &names::regclass_literal(column.table).unwrap_or_default(),
+        column_name: &column.column_name,
         configured: &column.compression,
         default_method,
         now: &now,

@@ -11,6 +11,7 @@ pub mod names;
 pub mod pages;
 pub mod privileges;
 pub mod relations;
+pub mod rewrite;
 pub mod sampling;
 pub mod subtransaction;
 pub mod versions;

@@ -6,7 +6,7 @@
 
 use std::ffi::{CStr, CString};
 
-use compresslab_core::sql_text::{has_line_breaks, unicode_identifier};
+use compresslab_core::sql_text::{has_line_breaks, string_literal, unicode_identifier};
 use compresslab_core::CodecError;
 use pgrx::pg_sys;
 
@@ -25,6 +25,25 @@ pub fn quote_identifier(ident: &str) -> String {
 /// `schema.name`, each part quoted by [`quote_identifier`].
 pub fn qualified_name(schema: &str, name: &str) -> String {
     format!("{}.{}", quote_identifier(schema), quote_identifier(name))
+}
+
+/// A relation's `schema.name` as an SQL string literal a `regclass` argument reads back as the
+/// relation: each part quoted by the server's `quote_identifier` alone (`regclass` input does
+/// not read `U&"..."`), the literal escaping any line-breaking character
+/// ([`compresslab_core::sql_text::string_literal`]), so it is one line whatever the names.
+pub fn regclass_literal(oid: pg_sys::Oid) -> Option<String> {
+    // SAFETY: catalog lookups that return NULL for an OID no relation (or namespace) has.
+    let (rel, schema) =
+        unsafe { (pg_sys::get_rel_name(oid), pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid))) };
+    if rel.is_null() || schema.is_null() {
+        return None;
+    }
+    let quoted = |s: *mut std::ffi::c_char| {
+        // SAFETY: both names are NUL-terminated and palloc'd, checked non-NULL above;
+        // quote_identifier returns its input or a palloc'd, NUL-terminated copy.
+        unsafe { CStr::from_ptr(pg_sys::quote_identifier(s)) }.to_string_lossy().into_owned()
+    };
+    Some(string_literal(&format!("{}.{}", quoted(schema), quoted(rel))))
 }
 
 /// A relation's `schema.name` quoted, from the catalogue; None for an OID no relation has now.

@@ -18,6 +18,11 @@ use crate::errors::report;
 pub struct RegClass(pg_sys::Oid);
 
 impl RegClass {
+    /// The OID, as given (the relation may not exist).
+    pub fn oid(self) -> pg_sys::Oid {
+        self.0
+    }
+
     /// Open the relation with AccessShareLock, held to the end of the transaction.
     pub fn open(self) -> PgRelation {
         // SAFETY: try_relation_open returns NULL for a missing relation instead of raising;

@@ -4,7 +4,9 @@
 
 use super::words::{period, seconds_per_gb, size, Rate, GB};
 use super::{choose_toast, confidence, saving_percent, AdviceRow};
-use crate::scenarios::toast::ToastRow;
+use crate::rewrite;
+use crate::scenarios::toast::{ToastRow, TOAST_TUPLE_THRESHOLD};
+use crate::sql_text::string_literal;
 
 /// What a column's measurement gets through a second: each sampled byte is detoasted, toasted
 /// anew under pglz and lz4, and timed ([`crate::scenarios::toast::estimate`]) three times
@@ -97,6 +99,10 @@ pub struct ColumnMeasurement<'a> {
     pub target: &'a str,
     pub table_name: &'a str,
     pub column: &'a str,
+    /// The table as a `regclass` literal (`'schema.table'`, quoted as the server's `regclass`
+    /// input reads it) and the column's name as it is: `recompress`'s arguments.
+    pub table_literal: &'a str,
+    pub column_name: &'a str,
     /// The column's compression, empty for `default_toast_compression`, and that setting.
     pub configured: &'a str,
     pub default_method: &'a str,
@@ -192,26 +198,39 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         ) + &m.partial.map_or_else(String::new, |why| format!("; partially sampled: {why}")),
         confidence: if m.partial.is_some() { "low" } else { confidence(sampled as u64, m.written.seconds) }.into(),
         // SET COMPRESSION on a partitioned table does not reach its partitions (PostgreSQL 15
-        // sets the parent's only, which new partitions inherit): one statement for each.
+        // sets the parent's only, which new partitions inherit): one statement for each, each
+        // under a lock_timeout; then the CALL that rewrites the existing values.
         apply_sql: (!keep).then(|| {
             std::iter::once(m.table_name)
                 .chain(m.partitions.iter().map(String::as_str))
-                .map(|table| format!("ALTER TABLE {table} ALTER COLUMN {} SET COMPRESSION {recommended};", m.column))
+                .map(|table| {
+                    format!(
+                        "SET lock_timeout = '1s'; ALTER TABLE {table} ALTER COLUMN {} SET COMPRESSION {recommended};",
+                        m.column
+                    )
+                })
+                .chain(std::iter::once(format!(
+                    "CALL compresslab.recompress({}, {}, '{recommended}');",
+                    m.table_literal,
+                    string_literal(m.column_name)
+                )))
                 .collect::<Vec<_>>()
                 .join("\n")
         }),
         note: if keep {
             format!("keep: {}.", decision.reason)
         } else {
+            let (rows, cost) = rewrite_cost(m, &recommended, scaled(stored_then));
             format!(
-                "{}. SET COMPRESSION applies to values written from then on: VACUUM FULL, CLUSTER, table rewrites, \
-                 INSERT ... SELECT and UPDATEs that keep the value all keep the old method (tested by compresslab); \
-                 only a new value is compressed anew, e.g. UPDATE {} SET {} = {} || '' for text, or a dump and \
-                 restore, which would rewrite about {} here.",
+                "{}. Each ALTER TABLE takes an ACCESS EXCLUSIVE lock{}: lock_timeout makes it give up after 1 s \
+                 instead of queueing behind a long query and blocking every reader of the table meanwhile; on \
+                 55P03 (lock_not_available) run the line again. SET COMPRESSION applies to values written from \
+                 then on: VACUUM FULL, CLUSTER, table rewrites, INSERT ... SELECT and UPDATEs that keep the value \
+                 all keep the old method (tested by compresslab). The CALL rewrites the existing values online, in \
+                 batches that each commit (row locks only; resumable): {rows}{cost}; dead row versions stay until \
+                 VACUUM. A dump and restore would rewrite about {} here.",
                 decision.reason,
-                m.table_name,
-                m.column,
-                m.column,
+                if m.partitions.is_empty() { "" } else { " on its table only (partitions get their own)" },
                 scaled(stored_now).map_or_else(|| "the whole column".into(), |b| size(b as f64))
             )
         },
@@ -219,6 +238,38 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         observed_period: None,
         bytes_per_day_now: None,
         bytes_per_day_recommended: None,
+    }
+}
+
+/// What the CALL of a column's advice rewrites and costs, in words: the values sampled that a
+/// new write would store differently (compressed with another method, or stored raw and large),
+/// scaled to the table, and the WAL and time [`rewrite::estimate`] gives for them.
+fn rewrite_cost(m: &ColumnMeasurement, recommended: &str, bytes_then: Option<i64>) -> (String, String) {
+    let sampled = m.now.len().max(1) as f64;
+    let moved = m
+        .now
+        .iter()
+        .filter(|(method, size)| match method {
+            Some(method) => method != recommended,
+            None => *size > TOAST_TUPLE_THRESHOLD / 2,
+        })
+        .count() as f64;
+    let share = moved / sampled;
+    match (m.table_rows, bytes_then) {
+        (Some(rows), Some(bytes)) => {
+            let rows = (rows.max(sampled) * share).round();
+            let e = rewrite::estimate(rows, bytes as f64 * share, None);
+            (
+                format!("about {rows:.0} values to rewrite"),
+                format!(
+                    ", writing about {} of WAL (their new values, and each row's records) in about {} at full \
+                     speed (max_wal_rate => '20 MB/s' spreads it)",
+                    size(e.wal_bytes),
+                    period(e.seconds.max(1.0))
+                ),
+            )
+        }
+        _ => (format!("{:.0}% of the values sampled to rewrite", share * 100.0), String::new()),
     }
 }
 
@@ -248,6 +299,8 @@ mod tests {
             target: "public.t.c",
             table_name: "public.t",
             column: "c",
+            table_literal: "'public.t'",
+            column_name: "c",
             configured: "",
             default_method: "pglz",
             now,
@@ -273,7 +326,16 @@ mod tests {
         assert_eq!(row.bytes_now, Some(8_000_000), "scaled by 1,000 rows / 100 sampled");
         assert_eq!(row.bytes_recommended, Some(6_200_000));
         assert!((row.saving_percent - 22.5).abs() < 1e-9);
-        assert_eq!(row.apply_sql.as_deref(), Some("ALTER TABLE public.t ALTER COLUMN c SET COMPRESSION lz4;"));
+        assert_eq!(
+            row.apply_sql.as_deref(),
+            Some(
+                "SET lock_timeout = '1s'; ALTER TABLE public.t ALTER COLUMN c SET COMPRESSION lz4;\n\
+                 CALL compresslab.recompress('public.t', 'c', 'lz4');"
+            )
+        );
+        assert!(row.note.contains("55P03") && row.note.contains("ACCESS EXCLUSIVE"), "{}", row.note);
+        // 100 raw values of 8,000 bytes sampled of 1,000 rows: all 1,000 to rewrite
+        assert!(row.note.contains("about 1000 values to rewrite, writing about "), "{}", row.note);
         assert!(row.current.starts_with("pglz (default_toast_compression); stored values sampled: uncompressed 100"));
         // CPU per GiB at 500 MB/s: 2^30 / 5e8 s
         assert!((row.compress_cpu_seconds_per_gb.unwrap() - GB / 5e8).abs() < 1e-9);
@@ -300,9 +362,10 @@ mod tests {
         assert_eq!(
             row.apply_sql.as_deref(),
             Some(
-                "ALTER TABLE public.t ALTER COLUMN c SET COMPRESSION lz4;\n\
-                 ALTER TABLE public.t_2024 ALTER COLUMN c SET COMPRESSION lz4;\n\
-                 ALTER TABLE public.t_2025 ALTER COLUMN c SET COMPRESSION lz4;"
+                "SET lock_timeout = '1s'; ALTER TABLE public.t ALTER COLUMN c SET COMPRESSION lz4;\n\
+                 SET lock_timeout = '1s'; ALTER TABLE public.t_2024 ALTER COLUMN c SET COMPRESSION lz4;\n\
+                 SET lock_timeout = '1s'; ALTER TABLE public.t_2025 ALTER COLUMN c SET COMPRESSION lz4;\n\
+                 CALL compresslab.recompress('public.t', 'c', 'lz4');"
             )
         );
         assert!(row.basis.starts_with("100 values sampled of about 1000 across its 2 partitions ("), "{}", row.basis);

@@ -1,0 +1,144 @@
+-- CALL compresslab.recompress: a column's stored values recompressed in place. Every value
+-- reads back the same, every row stays, values a fresh write would store differently end up
+-- as a fresh write stores them, and a second call finds nothing to do. Then what it refuses
+-- (SQLSTATE and message), triggers, a partitioned table, privileges and row-level security.
+CREATE EXTENSION compresslab;
+\set try_schema pg_temp
+\ir include/try.sql
+-- Values of every kind: text, bytea and jsonb compressed with pglz, inline and external;
+-- bytea that pglz gives up on (no match in its first kilobyte) and lz4 shrinks; random bytes
+-- no method shrinks; short values; NULLs.
+CREATE FUNCTION pg_temp.noise(n int, seed int) RETURNS bytea LANGUAGE sql AS $$
+  SELECT decode(string_agg(md5((seed * 100000 + k)::text), ''), 'hex') FROM generate_series(1, (n + 15) / 16) k $$;
+CREATE TABLE docs (id int PRIMARY KEY, body text COMPRESSION pglz, blob bytea COMPRESSION pglz, doc jsonb COMPRESSION pglz);
+INSERT INTO docs
+SELECT g,
+       CASE g % 5 WHEN 0 THEN NULL WHEN 1 THEN 'short ' || g
+                  WHEN 2 THEN repeat('row ' || g || ' of the docs table; ', 150)       -- ~4 kB: inline pglz
+                  ELSE repeat('row ' || g || ' of the docs table; ', 2000) END,     -- ~50 kB: external pglz
+       CASE g % 4 WHEN 0 THEN NULL
+                  WHEN 1 THEN pg_temp.noise(1100, g) || decode(repeat('00ff', 3000), 'hex')  -- pglz gives up, lz4 shrinks
+                  WHEN 2 THEN pg_temp.noise(9000, g)                                          -- nothing shrinks it
+                  ELSE decode(repeat(md5(g::text), 200), 'hex') END,                         -- pglz, inline
+       CASE WHEN g % 3 = 0 THEN NULL
+            ELSE (SELECT jsonb_agg(jsonb_build_object('id', g * 1000 + k, 'name', 'customer ' || k, 'tags', '[1, 2, 3]'::jsonb))
+                    FROM generate_series(1, 40 + (g % 7) * 30) k) END
+  FROM generate_series(1, 300) g;
+ANALYZE docs;
+CREATE TEMP TABLE before AS
+SELECT id, md5(body) AS body, md5(blob) AS blob, md5(doc::text) AS doc,
+       pg_column_compression(body) AS body_was, pg_column_compression(blob) AS blob_was
+  FROM docs;
+SELECT 'body' AS col, pg_column_compression(body) AS method, count(*) FROM docs GROUP BY 2
+UNION ALL SELECT 'blob', pg_column_compression(blob), count(*) FROM docs GROUP BY 2
+UNION ALL SELECT 'doc', pg_column_compression(doc), count(*) FROM docs GROUP BY 2 ORDER BY 1, 2;
+-- What a fresh write stores: each value written anew into an lz4 twin (|| and a cast make new values).
+CREATE TABLE twin (id int, body text COMPRESSION lz4, blob bytea COMPRESSION lz4, doc jsonb COMPRESSION lz4);
+INSERT INTO twin SELECT id, body || '', blob || ''::bytea, doc::text::jsonb FROM docs;
+-- A dry run counts and changes nothing.
+CALL compresslab.recompress('docs', 'body', 'lz4', dry_run => true);
+SELECT count(*) AS progress_rows FROM compresslab.recompress_progress;
+SELECT attcompression AS still_pglz FROM pg_attribute WHERE attrelid = 'docs'::regclass AND attname = 'body';
+CALL compresslab.recompress('docs', 'body', 'lz4', batch_rows => 7);
+CALL compresslab.recompress('docs', 'blob', 'lz4');
+CALL compresslab.recompress('docs', 'doc', 'lz4', batch_rows => 50);
+-- every row and value as it was; each value stored as a fresh lz4 write stores it
+SELECT count(*) AS rows, count(*) FILTER (WHERE b.body IS NOT DISTINCT FROM md5(d.body) AND b.blob IS NOT DISTINCT FROM md5(d.blob)
+                                            AND b.doc IS NOT DISTINCT FROM md5(d.doc::text)) AS unchanged
+  FROM docs d FULL JOIN before b USING (id);
+SELECT count(*) AS values_stored_unlike_a_fresh_write
+  FROM docs d JOIN twin w USING (id)
+ WHERE pg_column_compression(d.body) IS DISTINCT FROM pg_column_compression(w.body)
+    OR pg_column_compression(d.blob) IS DISTINCT FROM pg_column_compression(w.blob)
+    OR pg_column_compression(d.doc) IS DISTINCT FROM pg_column_compression(w.doc);
+-- the kinds of value: what moved to lz4, what stayed raw
+SELECT 'body' AS col, b.body_was AS was, pg_column_compression(d.body) AS now, count(*)
+  FROM docs d JOIN before b USING (id) GROUP BY 2, 3
+UNION ALL
+SELECT 'blob', b.blob_was, pg_column_compression(d.blob), count(*) FROM docs d JOIN before b USING (id) GROUP BY 2, 3
+ORDER BY 1, 2, 3;
+SELECT relation, "column", method, state, rows_rewritten > 0 AS rewrote, rows_skipped, bytes_after < bytes_before AS smaller,
+       wal_bytes > 0 AS wrote_wal, blocks_done = total_blocks AS every_block
+  FROM compresslab.recompress_progress ORDER BY 2;
+-- a second call finds nothing to do
+CALL compresslab.recompress('docs', 'body', 'lz4');
+CALL compresslab.recompress('docs', 'blob');
+SELECT "column", rows_rewritten, pass FROM compresslab.recompress_progress WHERE "column" IN ('body', 'blob') ORDER BY 1;
+-- What it refuses, before it changes anything.
+CREATE TABLE kinds (id int, n int, ext text, gen text GENERATED ALWAYS AS (id::text) STORED);
+ALTER TABLE kinds ALTER COLUMN ext SET STORAGE EXTERNAL;
+CREATE VIEW docs_view AS SELECT * FROM docs;
+SELECT name, pg_temp.try(q) AS result FROM (VALUES
+  ('unknown method',      $q$CALL compresslab.recompress('docs', 'body', 'zstd')$q$),
+  ('no such column',      $q$CALL compresslab.recompress('docs', 'nope')$q$),
+  ('fixed-length column', $q$CALL compresslab.recompress('kinds', 'n')$q$),
+  ('STORAGE EXTERNAL',    $q$CALL compresslab.recompress('kinds', 'ext')$q$),
+  ('generated column',    $q$CALL compresslab.recompress('kinds', 'gen')$q$),
+  ('a view',              $q$CALL compresslab.recompress('docs_view', 'body')$q$),
+  ('batch_rows 0',        $q$CALL compresslab.recompress('docs', 'body', batch_rows => 0)$q$),
+  ('not a rate',          $q$CALL compresslab.recompress('docs', 'body', max_wal_rate => '20 MB')$q$),
+  ('bad triggers mode',   $q$CALL compresslab.recompress('docs', 'body', triggers => 'maybe')$q$),
+  ('no relation',         $q$CALL compresslab.recompress(NULL, 'body')$q$),
+  ('in a transaction',    $q$CALL compresslab.recompress('docs', 'body')$q$)
+) AS t(name, q);
+-- Triggers: refused unless told; 'fire' runs them; 'skip' does not.
+CREATE TABLE audited (id int, body text COMPRESSION pglz);
+INSERT INTO audited SELECT g, repeat('audited row ' || g, 400) FROM generate_series(1, 20) g;
+CREATE TABLE audit_log (id int);
+CREATE FUNCTION log_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit_log VALUES (NEW.id); RETURN NEW; END $$;
+CREATE TRIGGER audited_update AFTER UPDATE ON audited FOR EACH ROW EXECUTE FUNCTION log_update();
+SELECT pg_temp.try($q$CALL compresslab.recompress('audited', 'body', 'lz4')$q$) AS refused;
+CALL compresslab.recompress('audited', 'body', 'lz4', triggers => 'fire');
+SELECT count(*) AS trigger_fired FROM audit_log;
+CALL compresslab.recompress('audited', 'body', 'pglz', triggers => 'skip');
+SELECT count(*) AS not_fired_again FROM audit_log;
+SELECT pg_column_compression(body), count(*) FROM audited GROUP BY 1;
+-- A partitioned table: each partition in turn, and each partition's column set too.
+CREATE TABLE events (id int, payload text COMPRESSION pglz) PARTITION BY RANGE (id);
+CREATE TABLE events_a PARTITION OF events FOR VALUES FROM (0) TO (100);
+CREATE TABLE events_b PARTITION OF events FOR VALUES FROM (100) TO (200);
+INSERT INTO events SELECT g, repeat('event ' || g || ' ', 600) FROM generate_series(0, 199) g;
+CREATE TEMP TABLE events_before AS SELECT id, md5(payload) AS m FROM events;
+CALL compresslab.recompress('events', 'payload', 'lz4');
+SELECT relation, state, rows_rewritten FROM compresslab.recompress_progress WHERE "column" = 'payload' ORDER BY 1;
+SELECT tableoid::regclass, pg_column_compression(payload), count(*) FROM events GROUP BY 1, 2 ORDER BY 1;
+SELECT c.relname, a.attcompression FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+ WHERE c.relname IN ('events', 'events_a', 'events_b') AND a.attname = 'payload' ORDER BY 1;
+SELECT count(*) AS unchanged FROM events JOIN events_before USING (id) WHERE md5(payload) = m;
+-- Privileges: the invoker's. No privilege: 42501; SELECT alone: 42501; a role that may update
+-- the column (the method already set) rewrites only the rows its row-level security shows it,
+-- and sees only its own tables' progress.
+CREATE ROLE recompress_nobody;
+CREATE ROLE recompress_reader;
+CREATE ROLE recompress_writer;
+CREATE TABLE shared (id int, owner_name text, body text COMPRESSION pglz);
+INSERT INTO shared SELECT g, CASE WHEN g % 2 = 0 THEN 'recompress_writer' ELSE 'someone' END, repeat('shared ' || g, 500)
+  FROM generate_series(1, 40) g;
+ALTER TABLE shared ALTER COLUMN body SET COMPRESSION lz4;
+GRANT SELECT ON shared TO recompress_reader;
+GRANT SELECT, UPDATE ON shared TO recompress_writer;
+ALTER TABLE shared ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON shared USING (owner_name = current_user);
+GRANT USAGE ON SCHEMA compresslab TO recompress_nobody, recompress_reader, recompress_writer;
+SET ROLE recompress_nobody;
+SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4')$q$) AS nobody;
+SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4', dry_run => true)$q$) AS nobody_dry_run;
+SET ROLE recompress_reader;
+SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4')$q$) AS reader;
+SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4', dry_run => true)$q$) AS reader_dry_run;
+SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4', triggers => 'skip')$q$) AS reader_skip;
+SET ROLE recompress_writer;
+CALL compresslab.recompress('shared', 'body', 'lz4');
+SELECT relation::text, rows_rewritten FROM compresslab.recompress_progress;
+RESET ROLE;
+SELECT owner_name, pg_column_compression(body), count(*) FROM shared GROUP BY 1, 2 ORDER BY 1;
+-- the functions it calls refuse what the procedure would never pass them
+SELECT name, pg_temp.try(q) AS result FROM (VALUES
+  ('a partitioned table', $q$SELECT * FROM compresslab.recompress_batch('events', 'payload', 'lz4', 0, 10, 100000, false)$q$),
+  ('a negative block',    $q$SELECT * FROM compresslab.recompress_batch('docs', 'body', 'lz4', -1, 10, 100000, false)$q$),
+  ('a fixed-length column', $q$SELECT * FROM compresslab.recompress_batch('kinds', 'n', 'lz4', 0, 10, 100000, false)$q$)
+) AS t(name, q);
+SELECT compresslab.fresh_copy(42) AS not_varlena, compresslab.fresh_copy('{"a": [1, {}]}'::jsonb) AS jsonb_as_is;
+DROP TABLE shared;
+REVOKE USAGE ON SCHEMA compresslab FROM recompress_nobody, recompress_reader, recompress_writer;
+DROP ROLE recompress_nobody, recompress_reader, recompress_writer;
