@@ -24,6 +24,7 @@ pub mod page;
 pub mod pglz;
 pub mod registry;
 pub mod rng;
+pub mod sampling;
 pub mod scenarios;
 pub mod sql_text;
 pub mod ticking;
