@@ -163,7 +163,7 @@ pub fn precise_enough(n: u64, nblocks: u64, figures: &[Estimate]) -> bool {
     if n >= nblocks {
         return true;
     }
-    let checkpoint = n >= MIN_BLOCKS && n % MIN_BLOCKS == 0 && (n / MIN_BLOCKS).is_power_of_two();
+    let checkpoint = n >= MIN_BLOCKS && n.is_multiple_of(MIN_BLOCKS) && (n / MIN_BLOCKS).is_power_of_two();
     checkpoint && figures.iter().all(|f| f.relative_margin() < TARGET_MARGIN)
 }
 
