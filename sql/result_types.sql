@@ -65,4 +65,4 @@ CREATE TYPE compresslab.advice AS (
     compress_cpu_seconds_per_gb float8, decompress_cpu_seconds_per_gb float8, basis text, confidence text,
     apply_sql text, note text
 );
-COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use; bytes now and then (a column: stored in total; WAL and spill: over observed_period, as measured and as predicted), a column's 95% intervals of both from its block sample, observed_period (WAL and spill), the same bytes per day (WAL and spill), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';
+COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use; bytes now and then (a column: stored in total; WAL and spill: over observed_period, as measured and as predicted), a column''s 95% intervals of both from its block sample, observed_period (WAL and spill), the same bytes per day (WAL and spill), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';
