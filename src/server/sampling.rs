@@ -193,7 +193,7 @@ impl BlockSampler {
                 let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
                 if size > value_cap {
                     return BlockEnd::TooLarge(format!(
-                        "a value of {} was larger than the {} this budget allows one value",
+                        "the next value ({}) did not fit in the {} left of what this budget allows a value",
                         words::size(size as f64),
                         words::size(value_cap as f64)
                     ));
