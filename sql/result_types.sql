@@ -59,9 +59,10 @@ COMMENT ON TYPE compresslab.wal_whatif_relation_row IS 'One relation fork''s ful
 -- compresslab_core::advisor::AdviceRow: advise.
 CREATE TYPE compresslab.advice AS (
     area text, target text, current text, recommended text, bytes_now bigint, bytes_recommended bigint,
+    bytes_now_low bigint, bytes_now_high bigint, bytes_recommended_low bigint, bytes_recommended_high bigint,
     observed_period interval, bytes_per_day_now bigint, bytes_per_day_recommended bigint,
     saving_percent float8, compress_cpu_seconds_per_day float8, decompress_cpu_seconds_per_day float8,
     compress_cpu_seconds_per_gb float8, decompress_cpu_seconds_per_gb float8, basis text, confidence text,
     apply_sql text, note text
 );
-COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use; bytes now and then (a column: stored in total; WAL and spill: over observed_period, as measured and as predicted), observed_period (WAL and spill), the same bytes per day (WAL and spill), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';
+COMMENT ON TYPE compresslab.advice IS 'One decision of advise(): area (wal_compression, toast, spill), target, the setting in force and the one to use; bytes now and then (a column: stored in total; WAL and spill: over observed_period, as measured and as predicted), a column''s 95% intervals of both from its block sample, observed_period (WAL and spill), the same bytes per day (WAL and spill), saving, CPU per day and per GB, what was measured, confidence, the statement that applies it, and why';

@@ -26,6 +26,7 @@ pub mod pglz;
 pub mod registry;
 pub mod rewrite;
 pub mod rng;
+pub mod sampling;
 pub mod scenarios;
 pub mod sql_text;
 pub mod ticking;

@@ -98,7 +98,7 @@ INSERT INTO events SELECT g, (SELECT jsonb_agg(jsonb_build_object('event', g * 1
   FROM generate_series(0, 299) g;
 ANALYZE events;
 CREATE TEMP TABLE events_advice AS SELECT * FROM compresslab.advise('20 s', verbose => true) WHERE target LIKE 'public.events%';
-SELECT target, recommended, basis LIKE '300 values sampled of about 300 across its 2 partitions (%' AS sampled_across,
+SELECT target, recommended, basis LIKE '300 values sampled, every row of the table''s % blocks across its 2 partitions (%' AS sampled_across,
        apply_sql = format(E'SET lock_timeout = \'1s\'; ALTER TABLE public.events ALTER COLUMN payload SET COMPRESSION %s;\n'
                           'SET lock_timeout = ''1s''; ALTER TABLE public.events_a ALTER COLUMN payload SET COMPRESSION %s;\n'
                           'SET lock_timeout = ''1s''; ALTER TABLE public.events_b ALTER COLUMN payload SET COMPRESSION %s;\n'

@@ -55,10 +55,11 @@ SELECT target, split_part(target, '.', 2)::regclass AS tbl, split_part(target, '
        substring(basis FROM 'pglz would store ([0-9]+) bytes')::bigint AS pglz,
        substring(basis FROM 'lz4 ([0-9]+) bytes')::bigint AS lz4, bytes_now, saving_percent
   FROM advice;
--- numbers (100,000 rows, never analyzed, 300 sampled) has no statistics to scale its sample
--- by: its row says so and gives no totals rather than wrong ones
-SELECT target, bytes_now IS NULL AND bytes_recommended IS NULL AS no_totals, basis LIKE '%no statistics: ANALYZE it%' AS says_analyze
-  FROM advice WHERE target = 'public.numbers.x';
+-- numbers (100,000 rows, never analyzed) gets totals all the same: the sample is of the
+-- table's blocks, whose number is known without statistics; its interval holds the real bytes
+SELECT target, bytes_now_low <= real AND real <= bytes_now_high AS now_within_interval,
+       basis LIKE '% of the table''s % blocks, chosen at random (%' AS sampled
+  FROM advice, (SELECT sum(pg_column_size(x)) AS real FROM numbers) n WHERE target = 'public.numbers.x';
 DELETE FROM predicted WHERE target = 'public.numbers.x';
 -- what each column is advised (the binary kinds that pglz refuses go to lz4)
 SELECT target, recommended, apply_sql IS NOT NULL AS changes, round(saving_percent::numeric) AS saving_percent

@@ -12,6 +12,7 @@ use compresslab_core::advisor::{self, AdviceRow};
 use compresslab_core::lab::{Codec, Hooks, Payload};
 use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::registry::Named;
+use compresslab_core::sampling::{BlockOrder, BlockTotals, ColumnBlocks};
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
 use compresslab_core::scenarios::toast;
@@ -23,6 +24,7 @@ use pgrx::{PgRelation, PgSqlErrorCode};
 use super::{add_relation, build_codec, finish_whatif, replay_range};
 use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
+use crate::server::sampling::BlockEnd;
 use crate::server::wal::WalSource;
 use crate::server::{check_interrupts, names, sampling, wal, PgHooks};
 
@@ -31,11 +33,15 @@ const SPILL_SAMPLE_ROWS: i64 = 2000;
 /// Without images in pg_wal: pages sampled from this many of the most-written tables.
 const FALLBACK_TABLES: i64 = 5;
 const FALLBACK_PAGES: i32 = 200;
-/// Values sampled per column, and fewer when little time is left.
-const TOAST_SAMPLE: i32 = 300;
-const TOAST_SAMPLE_HURRIED: i32 = 50;
-/// Timed iterations of each method on a column's sample.
+/// Timed iterations of each method on a column's timing sample.
 const TOAST_ITERATIONS: u32 = 3;
+/// The speeds are timed on at most this many bytes of the sampled values (the first read: a
+/// random part of the sample), held beside the block being read.
+const TIMING_BYTES: usize = 4 << 20;
+/// The seed of the blocks' order: the same sample for the same table from one call to the next.
+const BLOCK_SEED: u64 = 0;
+/// A column gets at least this share of the time left (or all of it), whatever its turn.
+const MIN_COLUMN_SECONDS: f64 = 0.1;
 
 /// Times the WAL part starts again when a segment of pg_wal is gone as it reads it: removed by
 /// a checkpoint between the listing of pg_wal and the reading, or missing (a gap).
@@ -173,39 +179,40 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
     ))
 }
 
-/// The `toast` rows of `columns` (largest table first), each sampled with the time left
-/// before `until`, and the notes for the NOTICE: what was left out and why.
+/// The `toast` rows of `columns` (largest table first), each sampled with its share of the
+/// time left before `until` (the time left over the columns left, so what a small table does
+/// not use goes to the next), and the notes for the NOTICE: what was left out and why.
 pub fn toast_rows(columns: &[ToastColumn], default_method: &str, until: Instant) -> (Vec<AdviceRow>, Vec<String>) {
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
-    let (mut unreadable, mut over_budget, mut looked, mut no_statistics) = (0, 0, 0, Vec::new());
+    let (mut unreadable, mut over_budget, mut looked) = (0, 0, 0);
     let (mut skipped, mut partial) = (Vec::new(), Vec::new());
+    let mut remaining = columns.iter().filter(|c| c.readable).count();
     for column in columns {
         check_interrupts();
         let left = until.saturating_duration_since(Instant::now());
         if !column.readable {
             unreadable += 1;
-        } else if left.is_zero() {
+            continue;
+        }
+        if left.is_zero() {
             over_budget += 1;
-        } else {
-            looked += 1;
-            let sample = if left < Duration::from_secs(2) { TOAST_SAMPLE_HURRIED } else { TOAST_SAMPLE };
-            let cap = sample_byte_cap(left.as_secs_f64());
-            match column_row(column, default_method, sample, cap, until) {
-                ColumnOutcome::Row(row) => {
-                    if row.bytes_now.is_none() {
-                        no_statistics.push(column.table_name.clone());
-                    }
-                    if row.basis.contains("; partially sampled: ") {
-                        partial.push(column.target.clone());
-                    }
-                    rows.push(*row);
+            continue;
+        }
+        let share = (left.as_secs_f64() / remaining.max(1) as f64).max(MIN_COLUMN_SECONDS.min(left.as_secs_f64()));
+        remaining -= 1;
+        looked += 1;
+        match column_row(column, default_method, Instant::now() + Duration::from_secs_f64(share)) {
+            ColumnOutcome::Row(row) => {
+                if row.basis.contains("; partially sampled: ") {
+                    partial.push(column.target.clone());
                 }
-                ColumnOutcome::Skipped(why) => {
-                    PgHooks.progress(&format!("advise: {} skipped, no value measured: {why}", column.target));
-                    skipped.push(column.target.clone());
-                }
-                ColumnOutcome::Empty => {}
+                rows.push(*row);
             }
+            ColumnOutcome::Skipped(why) => {
+                PgHooks.progress(&format!("advise: {} skipped, no value measured: {why}", column.target));
+                skipped.push(column.target.clone());
+            }
+            ColumnOutcome::Empty => {}
         }
     }
     if looked > 0 {
@@ -224,11 +231,10 @@ pub fn toast_rows(columns: &[ToastColumn], default_method: &str, until: Instant)
         ));
     }
     if !partial.is_empty() {
-        notes.push(format!("partially sampled within the budget (confidence low): {}", partial.join(", ")));
-    }
-    no_statistics.dedup();
-    if !no_statistics.is_empty() {
-        notes.push(format!("no statistics, so no totals, for {}: ANALYZE them", no_statistics.join(", ")));
+        notes.push(format!(
+            "partially sampled within the budget, their largest values left out (confidence low): {}",
+            partial.join(", ")
+        ));
     }
     (rows, notes)
 }
@@ -240,36 +246,91 @@ pub enum ColumnOutcome {
     Skipped(String),
 }
 
-/// A column's `toast` row from up to `sample` of its rows, each toasted anew under pglz and
-/// lz4, holding at most `byte_cap` bytes of values and sampling no row after `deadline` (then
-/// the row says it is partial; with no value measured the column is skipped). Past the
-/// deadline once sampled, the speeds are timed once instead of [`TOAST_ITERATIONS`] times.
-pub fn column_row(
-    column: &ToastColumn,
-    default_method: &str,
-    sample: i32,
-    byte_cap: usize,
-    deadline: Instant,
-) -> ColumnOutcome {
+/// A column's `toast` row from a sample of the table's blocks (every row of each, chosen
+/// uniformly at random from the whole table), each value toasted anew under pglz and lz4 as
+/// its row would be. The sample grows until its figures are precise
+/// ([`ColumnBlocks::precise_enough`]), the table is read whole, or `deadline` passes; a value
+/// larger than what the time left may read ([`sample_byte_cap`], at most 64 MB) ends it (the
+/// row then says it is partial; with no block read, the column is skipped). Memory holds one
+/// block's rows, one value and the timing sample. Past the deadline once sampled, the speeds
+/// are timed once instead of [`TOAST_ITERATIONS`] times.
+pub fn column_row(column: &ToastColumn, default_method: &str, deadline: Instant) -> ColumnOutcome {
     // SAFETY: AccessShareLock is taken; one relation is open at a time.
     let rel = unsafe { PgRelation::with_lock(column.table, pg_sys::AccessShareLock as _) };
-    let sampled = sampling::column_rows(&rel, &column.column_name, sample, 0, byte_cap, deadline);
-    let (values, rows) = (sampled.values, sampled.rows);
-    if values.is_empty() {
-        return match sampled.stopped {
-            Some(why) => ColumnOutcome::Skipped(why),
-            None => ColumnOutcome::Empty,
-        };
-    }
-    let now: Vec<(Option<String>, usize)> =
-        rows.iter().map(|r| r.attributes.get(r.column).map_or((None, 0), |a| (a.method.clone(), a.size))).collect();
-    let values = Payload::new(column.target.clone(), values);
+    let sampler = sampling::BlockSampler::new(&rel, &column.column_name);
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
         ToastCompression::ALL.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();
-    let stored = toast::stored_per_row(&values, &rows, &mut codecs).or_raise();
+    let mut blocks = ColumnBlocks { nblocks: sampler.nblocks(), blocks: Vec::new() };
+    let (mut timing, mut timing_bytes) = (Vec::new(), 0usize);
+    let mut methods_now: Vec<(String, u64)> = Vec::new();
+    let (mut partial, mut out_of_time) = (None, false);
+    for block in BlockOrder::new(sampler.nblocks(), BLOCK_SEED) {
+        check_interrupts();
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            out_of_time = true;
+            break;
+        }
+        let value_cap = sample_byte_cap(left.as_secs_f64());
+        let mut totals = BlockTotals::default();
+        let mut block_methods: Vec<Option<String>> = Vec::new();
+        let end = sampler.read_block(block, value_cap, deadline, |value, row| {
+            let payload = Payload::new(column.target.clone(), vec![value]);
+            let stored = toast::stored_per_row(&payload, std::slice::from_ref(&row), &mut codecs).or_raise();
+            let value = payload.pieces.into_iter().next().unwrap_or_default();
+            let now = row.attributes.get(row.column);
+            totals.add(value.len(), now.map_or(0, |a| a.size), &stored);
+            block_methods.push(now.and_then(|a| a.method.clone()));
+            if timing_bytes + value.len() <= TIMING_BYTES {
+                timing_bytes += value.len();
+                timing.push(value);
+            }
+        });
+        match end {
+            BlockEnd::Read => {}
+            BlockEnd::OutOfTime => {
+                out_of_time = true;
+                break;
+            }
+            BlockEnd::TooLarge(why) => {
+                partial = Some(why);
+                break;
+            }
+        }
+        for method in block_methods {
+            let name = method.unwrap_or_else(|| "uncompressed".into());
+            match methods_now.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, count)) => *count += 1,
+                None => methods_now.push((name, 1)),
+            }
+        }
+        blocks.blocks.push(totals);
+        if blocks.precise_enough() {
+            break;
+        }
+    }
+    if blocks.blocks.is_empty() {
+        return match (partial, out_of_time) {
+            (Some(why), _) => ColumnOutcome::Skipped(why),
+            (None, true) => ColumnOutcome::Skipped("the budget ran out before a block was read".into()),
+            (None, false) => ColumnOutcome::Empty,
+        };
+    }
+    if blocks.sampled().rows == 0 {
+        return if blocks.whole() {
+            ColumnOutcome::Empty
+        } else {
+            ColumnOutcome::Skipped(format!(
+                "no value in the {} block(s) sampled of {}",
+                blocks.blocks.len(),
+                blocks.nblocks
+            ))
+        };
+    }
+    let timing = Payload::new(column.target.clone(), timing);
     let iterations = if Instant::now() >= deadline { 1 } else { TOAST_ITERATIONS };
     let mut speeds = codecs.iter_mut().map(|(name, codec)| {
-        toast::estimate(&values, sampled.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise()
+        toast::estimate(&timing, sampler.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise()
     });
     let (Some(pglz), Some(lz4)) = (speeds.next(), speeds.next()) else { return ColumnOutcome::Empty };
     let (written, read) = activity::table_rows(column.table);
@@ -281,16 +342,14 @@ pub fn column_row(
         column_name: &column.column_name,
         configured: &column.compression,
         default_method,
-        now: &now,
+        methods_now: &methods_now,
         pglz: &pglz,
         lz4: &lz4,
-        pglz_bytes: stored[0],
-        lz4_bytes: stored[1],
-        table_rows: sampled.table_rows,
+        blocks: &blocks,
         written,
         read,
         partitions: &column.partitions,
-        partial: sampled.stopped.as_deref(),
+        partial: partial.as_deref(),
     })))
 }
 

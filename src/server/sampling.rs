@@ -45,115 +45,193 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32)
     })
 }
 
-/// A sample of a column's values and rows ([`column_rows`]).
-pub struct ColumnSample {
-    /// The non-NULL values, detoasted, and their rows as the table stores them, in step.
-    pub values: Vec<Vec<u8>>,
-    pub rows: Vec<toast::SampledRow>,
-    /// The table's rows, known when it has statistics or when the sample is every row.
-    pub table_rows: Option<f64>,
-    /// The rest of a row every tuple carries: the tuple header and the fixed-length columns.
-    pub overhead: usize,
-    /// Why the sample stopped before `limit` rows or the table's end, in words, if it did.
-    pub stopped: Option<String>,
+/// How a block's reading ended.
+pub enum BlockEnd {
+    /// Every row of the block was read.
+    Read,
+    /// The deadline passed within the block: its rows are to be dropped.
+    OutOfTime,
+    /// A value was larger than the bytes allowed a value (why, in words): the block is to be
+    /// dropped, and the sample misses its largest values.
+    TooLarge(String),
 }
 
-/// A sample of a column's non-NULL values (detoasted) and of their rows as the table stores
-/// them (every variable-length attribute's storage, raw size, stored size and method, the
-/// tuple header, the fixed-length bytes, the table's `toast_tuple_target`), for replaying
-/// TOAST on each row. At most `byte_cap` bytes of values are detoasted (a value's size is read
-/// from its header first): the sample ends at the first value that does not fit, or at
-/// `deadline`.
-pub fn column_rows(
-    rel: &PgRelation,
-    col: &str,
-    limit: i32,
-    seed: i32,
-    byte_cap: usize,
-    deadline: Instant,
-) -> ColumnSample {
-    let tupdesc = rel.tuple_desc();
-    let varlena: Vec<(String, toast::Storage)> = tupdesc
-        .iter()
-        .filter(|a| !a.is_dropped() && a.attlen == -1)
-        .map(|a| (a.name().to_string(), toast::Storage::from_attstorage(a.attstorage as u8)))
-        .collect();
-    let column = varlena.iter().position(|(name, _)| name == col).unwrap_or(usize::MAX);
-    let natts = tupdesc.len();
-    let overhead = row_overhead(rel, col);
-    let fixed = overhead - TUPLE_HEADER;
-    // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions (a
-    // partitioned table has none: its partitions' rows are sampled at the default target).
-    let target = unsafe {
-        let options = rel.rd_options as *const pg_sys::StdRdOptions;
-        if options.is_null() || relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
-            toast::TOAST_TUPLE_THRESHOLD
+/// A table's blocks, to sample a column from them: every row of a chosen block is read (with
+/// the caller's privileges: row-level security and column privileges apply), its value
+/// detoasted and its row described as the table stores it (every variable-length attribute's
+/// storage, raw size, stored size and method, the tuple header, the fixed-length bytes, the
+/// table's `toast_tuple_target`), for replaying TOAST on each row. A partitioned table's
+/// blocks are its leaves' blocks end to end, each read through the partitioned table.
+pub struct BlockSampler {
+    /// The query of a block's rows, `{leaf}`, `{first}` and `{last}` to fill in.
+    query: String,
+    /// Each leaf (the table itself for a plain table, with no filter) and the first block of
+    /// the sampler's numbering that is its.
+    leaves: Vec<(Option<pg_sys::Oid>, u64)>,
+    nblocks: u64,
+    varlena: Vec<toast::Storage>,
+    column: usize,
+    natts: usize,
+    fixed: usize,
+    target: usize,
+    /// The rest of a row every tuple carries: the tuple header and the fixed-length columns.
+    pub overhead: usize,
+}
+
+impl BlockSampler {
+    pub fn new(rel: &PgRelation, col: &str) -> BlockSampler {
+        check_sampled_column(rel, col);
+        let tupdesc = rel.tuple_desc();
+        let varlena: Vec<(String, toast::Storage)> = tupdesc
+            .iter()
+            .filter(|a| !a.is_dropped() && a.attlen == -1)
+            .map(|a| (a.name().to_string(), toast::Storage::from_attstorage(a.attstorage as u8)))
+            .collect();
+        let column = varlena.iter().position(|(name, _)| name == col).unwrap_or(usize::MAX);
+        let natts = tupdesc.len();
+        drop(tupdesc);
+        let overhead = row_overhead(rel, col);
+        let partitioned = relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE;
+        // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions (a
+        // partitioned table has none: its partitions' rows are sampled at the default target).
+        let target = unsafe {
+            let options = rel.rd_options as *const pg_sys::StdRdOptions;
+            if options.is_null() || partitioned {
+                toast::TOAST_TUPLE_THRESHOLD
+            } else {
+                (*options).toast_tuple_target.max(128) as usize
+            }
+        };
+        let others: Vec<String> = varlena
+            .iter()
+            .map(|(name, _)| {
+                let quoted = quote_identifier(name);
+                format!("{quoted}, pg_catalog.pg_column_compression({quoted})")
+            })
+            .collect();
+        let quoted = quote_identifier(col);
+        let table = qualified_name(rel.namespace(), rel.name());
+        // A TID range scan reads only the block (PostgreSQL 14 and later).
+        let query = format!(
+            "SELECT {quoted}, {} FROM {table} \
+              WHERE ctid OPERATOR(pg_catalog.>=) '({{first}},0)'::pg_catalog.tid \
+                AND ctid OPERATOR(pg_catalog.<=) '({{last}},65535)'::pg_catalog.tid{{leaf}} AND {quoted} IS NOT NULL",
+            others.join(", ")
+        );
+        let sizes: Vec<(Option<pg_sys::Oid>, u64)> = if partitioned {
+            Spi::connect(|client| {
+                client
+                    .select(
+                        "SELECT t.relid::pg_catalog.oid, pg_catalog.pg_relation_size(t.relid) \
+                                OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8 \
+                           FROM pg_catalog.pg_partition_tree($1) t WHERE t.isleaf ORDER BY 1",
+                        None,
+                        &[rel.oid().into()],
+                    )
+                    .unwrap_or_else(|e| spi_failed(e))
+                    .filter_map(|row| {
+                        Some((Some(row.get::<pg_sys::Oid>(1).ok()??), row.get::<i64>(2).ok()??.max(0) as u64))
+                    })
+                    .collect()
+            })
         } else {
-            (*options).toast_tuple_target.max(128) as usize
+            // SAFETY: an open relation with storage.
+            let blocks =
+                unsafe { pg_sys::RelationGetNumberOfBlocksInFork(rel.as_ptr(), pg_sys::ForkNumber::MAIN_FORKNUM) };
+            vec![(None, blocks as u64)]
+        };
+        let (mut leaves, mut nblocks) = (Vec::new(), 0u64);
+        for (leaf, blocks) in sizes {
+            leaves.push((leaf, nblocks));
+            nblocks += blocks;
         }
-    };
-    let others: Vec<String> = varlena
-        .iter()
-        .map(|(name, _)| {
-            let quoted = quote_identifier(name);
-            format!("{quoted}, pg_catalog.pg_column_compression({quoted})")
-        })
-        .collect();
-    let select = format!("{{column}}, {}", others.join(", "));
-    let analyzed = analyzed_rows(rel);
-    let query = sample_query(rel, col, &select, Some(limit), seed, analyzed.is_some());
-    let (values, rows, stopped) = Spi::connect(|client| {
-        let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-        let (mut values, mut rows, mut stopped, mut held) = (Vec::new(), Vec::new(), None, 0usize);
-        while table.next().is_some() {
-            check_for_interrupts!();
-            let Ok(Some(datum)) = table.get_datum_by_ordinal(1) else { continue };
-            // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
-            let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
-            if held + size > byte_cap {
-                stopped = Some(format!(
-                    "the next value ({}) did not fit in the {} left of the {} this budget allows a column",
-                    words::size(size as f64),
-                    words::size(byte_cap.saturating_sub(held) as f64),
-                    words::size(byte_cap as f64)
-                ));
-                break;
-            }
-            if Instant::now() >= deadline {
-                stopped = Some("the budget ran out".into());
-                break;
-            }
-            held += size;
-            values.push(varlena_bytes(datum));
-            let mut attributes = Vec::new();
-            let mut has_nulls = false;
-            let mut at = usize::MAX;
-            for (i, (_, storage)) in varlena.iter().enumerate() {
-                let Ok(Some(datum)) = table.get_datum_by_ordinal(2 + 2 * i) else {
-                    has_nulls = true;
-                    continue;
-                };
-                if i == column {
-                    at = attributes.len();
+        BlockSampler {
+            query,
+            leaves,
+            nblocks,
+            varlena: varlena.into_iter().map(|(_, storage)| storage).collect(),
+            column,
+            natts,
+            fixed: overhead - TUPLE_HEADER,
+            target,
+            overhead,
+        }
+    }
+
+    /// The table's blocks (its leaves' summed), when the sampler was made.
+    pub fn nblocks(&self) -> u64 {
+        self.nblocks
+    }
+
+    /// Every row of block `block` (of the sampler's numbering) with a non-NULL value: `row`
+    /// gets the value detoasted and its row as stored. A value larger than `value_cap` bytes
+    /// (its size read from its header first) or the `deadline` ends the block early.
+    pub fn read_block(
+        &self,
+        block: u64,
+        value_cap: usize,
+        deadline: Instant,
+        mut row: impl FnMut(Vec<u8>, toast::SampledRow),
+    ) -> BlockEnd {
+        let at = self.leaves.partition_point(|(_, first)| *first <= block).saturating_sub(1);
+        let (leaf, first) = self.leaves[at];
+        let local = block - first;
+        let leaf = leaf.map_or_else(String::new, |oid| {
+            format!(" AND tableoid OPERATOR(pg_catalog.=) {}::pg_catalog.oid", oid.to_u32())
+        });
+        let query = self
+            .query
+            .replace("{first}", &local.to_string())
+            .replace("{last}", &local.to_string())
+            .replace("{leaf}", &leaf);
+        Spi::connect(|client| {
+            let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
+            while table.next().is_some() {
+                check_for_interrupts!();
+                let Ok(Some(datum)) = table.get_datum_by_ordinal(1) else { continue };
+                // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
+                let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
+                if size > value_cap {
+                    return BlockEnd::TooLarge(format!(
+                        "the next value ({}) did not fit in the {} left of what this budget allows a value",
+                        words::size(size as f64),
+                        words::size(value_cap as f64)
+                    ));
                 }
-                let (raw, size, external) = stored_varlena(datum);
-                attributes.push(toast::StoredAttribute {
-                    storage: *storage,
-                    raw,
-                    size,
-                    method: table.get::<String>(3 + 2 * i).ok().flatten(),
-                    external,
-                });
+                if Instant::now() >= deadline {
+                    return BlockEnd::OutOfTime;
+                }
+                let value = varlena_bytes(datum);
+                let mut attributes = Vec::new();
+                let mut has_nulls = false;
+                let mut at = usize::MAX;
+                for (i, storage) in self.varlena.iter().enumerate() {
+                    let Ok(Some(datum)) = table.get_datum_by_ordinal(2 + 2 * i) else {
+                        has_nulls = true;
+                        continue;
+                    };
+                    if i == self.column {
+                        at = attributes.len();
+                    }
+                    let (raw, size, external) = stored_varlena(datum);
+                    attributes.push(toast::StoredAttribute {
+                        storage: *storage,
+                        raw,
+                        size,
+                        method: table.get::<String>(3 + 2 * i).ok().flatten(),
+                        external,
+                    });
+                }
+                // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
+                let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
+                row(
+                    value,
+                    toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at },
+                );
             }
-            // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
-            let header = if has_nulls { (23 + natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
-            rows.push(toast::SampledRow { header, fixed, target, attributes, column: at });
-        }
-        (values, rows, stopped)
-    });
-    let every_row = stopped.is_none() && (values.len() as i64) < limit as i64;
-    let table_rows = analyzed.or_else(|| every_row.then_some(values.len() as f64));
-    ColumnSample { values, rows, table_rows, overhead, stopped }
+            BlockEnd::Read
+        })
+    }
 }
 
 /// A varlena datum as stored: its data bytes once detoasted, `pg_column_size`, and whether it
@@ -202,6 +280,26 @@ pub fn analyzed_rows(rel: &PgRelation) -> Option<f64> {
 /// Without `estimate` the sample is the table's first non-NULL values up to the limit (no row
 /// count to size a TABLESAMPLE by that can be trusted).
 fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32, estimate: bool) -> String {
+    check_sampled_column(rel, col);
+    let column = quote_identifier(col);
+    let select = select.replace("{column}", &column);
+    let table = qualified_name(rel.namespace(), rel.name());
+    match limit {
+        None => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL"),
+        Some(limit) if !estimate => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL LIMIT {limit}"),
+        Some(limit) => {
+            let reltuples = estimated_rows(rel);
+            let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
+            format!(
+                "SELECT {select} FROM {table} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
+                 WHERE {column} IS NOT NULL LIMIT {limit}"
+            )
+        }
+    }
+}
+
+/// ERRORs unless `col` is a variable-length column of a table or materialized view.
+fn check_sampled_column(rel: &PgRelation, col: &str) {
     if !matches!(relkind(rel), b'r' | b'm' | b'p') {
         report(
             PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
@@ -225,21 +323,6 @@ fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, s
         raise(CodecError::invalid(format!(
             "column \"{col}\" has a fixed-length type; TOAST compression applies only to variable-length values"
         )));
-    }
-    let column = quote_identifier(col);
-    let select = select.replace("{column}", &column);
-    let table = qualified_name(rel.namespace(), rel.name());
-    match limit {
-        None => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL"),
-        Some(limit) if !estimate => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL LIMIT {limit}"),
-        Some(limit) => {
-            let reltuples = estimated_rows(rel);
-            let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
-            format!(
-                "SELECT {select} FROM {table} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
-                 WHERE {column} IS NOT NULL LIMIT {limit}"
-            )
-        }
     }
 }
 

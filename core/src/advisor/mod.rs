@@ -58,6 +58,12 @@ pub struct AdviceRow {
     /// `observed_period`, as measured (written now) and as they would be.
     pub bytes_now: Option<i64>,
     pub bytes_recommended: Option<i64>,
+    /// A column: the 95% intervals of `bytes_now` and `bytes_recommended` from the block sample
+    /// (equal to them when the table was read whole); None where no interval is known.
+    pub bytes_now_low: Option<i64>,
+    pub bytes_now_high: Option<i64>,
+    pub bytes_recommended_low: Option<i64>,
+    pub bytes_recommended_high: Option<i64>,
     /// WAL and spill: the seconds `bytes_now` covers (an `interval` in SQL); None for a column.
     pub observed_period: Option<f64>,
     /// WAL and spill: the bytes scaled to a day (None for a column, or without a period).

@@ -3,9 +3,10 @@
 //! speeds measured on the same values and the rates `pg_stat_user_tables` observed.
 
 use super::words::{period, seconds_per_gb, size, Rate, GB};
-use super::{choose_toast, confidence, saving_percent, AdviceRow};
+use super::{choose_toast, saving_percent, AdviceRow};
 use crate::rewrite;
-use crate::scenarios::toast::{ToastRow, TOAST_TUPLE_THRESHOLD};
+use crate::sampling::{ColumnBlocks, Estimate};
+use crate::scenarios::toast::ToastRow;
 use crate::sql_text::string_literal;
 
 /// What a column's measurement gets through a second: each sampled byte is detoasted, toasted
@@ -45,6 +46,9 @@ pub fn fold_small_columns(rows: Vec<AdviceRow>) -> (Vec<AdviceRow>, usize) {
     let n = folded.len();
     let sum = |f: fn(&AdviceRow) -> Option<i64>| folded.iter().filter_map(f).sum::<i64>();
     let (now, then) = (sum(|r| r.bytes_now), sum(|r| r.bytes_recommended));
+    // The intervals summed: each column's holds its total with 95% confidence, their sum
+    // holds the sum at least as often (wider than need be, never narrower).
+    let bound = |f: fn(&AdviceRow) -> Option<i64>| folded.iter().map(f).sum::<Option<i64>>();
     let cpu = |f: fn(&AdviceRow) -> Option<f64>| {
         folded.iter().filter_map(f).fold(None, |total: Option<f64>, s| Some(total.unwrap_or(0.0) + s))
     };
@@ -75,6 +79,10 @@ pub fn fold_small_columns(rows: Vec<AdviceRow>) -> (Vec<AdviceRow>, usize) {
         recommended: counts(|r| r.recommended.as_str()),
         bytes_now: Some(now),
         bytes_recommended: Some(then),
+        bytes_now_low: bound(|r| r.bytes_now_low),
+        bytes_now_high: bound(|r| r.bytes_now_high),
+        bytes_recommended_low: bound(|r| r.bytes_recommended_low),
+        bytes_recommended_high: bound(|r| r.bytes_recommended_high),
         saving_percent: saving_percent(now, then),
         compress_cpu_seconds_per_day: cpu(|r| r.compress_cpu_seconds_per_day),
         decompress_cpu_seconds_per_day: cpu(|r| r.decompress_cpu_seconds_per_day),
@@ -106,33 +114,54 @@ pub struct ColumnMeasurement<'a> {
     /// The column's compression, empty for `default_toast_compression`, and that setting.
     pub configured: &'a str,
     pub default_method: &'a str,
-    /// How each sampled value is stored now: its method (None: uncompressed) and `pg_column_size`.
-    pub now: &'a [(Option<String>, usize)],
-    /// The sample's raw bytes and speeds under pglz and lz4 (the server's routines), unscaled.
+    /// How the sampled values are stored now: each method ("uncompressed" for none) and how
+    /// many values, in the order first seen.
+    pub methods_now: &'a [(String, u64)],
+    /// Speeds under pglz and lz4 (the server's routines), timed on part of the sample.
     pub pglz: &'a ToastRow,
     pub lz4: &'a ToastRow,
-    /// The sample's stored bytes under pglz and lz4, each row toasted anew.
-    pub pglz_bytes: i64,
-    pub lz4_bytes: i64,
-    /// The table's rows by its statistics; None when it has none and the sample may not be all.
-    pub table_rows: Option<f64>,
+    /// The block sample: per block, the column's stored bytes now and, each row toasted anew,
+    /// under pglz (method 0) and lz4 (method 1).
+    pub blocks: &'a ColumnBlocks,
     /// Rows written and read since the statistics were reset.
     pub written: Rate,
     pub read: Rate,
     /// A partitioned table's partitions (`schema.table`, quoted as needed), empty for a plain
     /// table: its values are sampled across them and each gets the statement.
     pub partitions: &'a [String],
-    /// Why the sample stopped short of its count (the byte cap or the deadline), if it did.
+    /// Why a block was left out of the sample for a value too large to read within the budget,
+    /// if one was (the sample then misses its largest values: confidence low).
     pub partial: Option<&'a str>,
+}
+
+/// `high` when every figure's 95% margin is under 2%, `medium` under 10%, else `low`.
+fn confidence_of_margin(margin: f64) -> &'static str {
+    if margin < 0.02 {
+        "high"
+    } else if margin < 0.10 {
+        "medium"
+    } else {
+        "low"
+    }
+}
+
+/// An estimate's interval in words: "exact" for a table read whole.
+fn interval_words(e: &Estimate, whole: bool) -> String {
+    match e.rounded() {
+        _ if whole => "exact".into(),
+        (_, Some(low), Some(high)) => format!("95% interval {low}..{high}"),
+        _ => "no interval: one block".into(),
+    }
 }
 
 /// The row of one column.
 pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
-    let sampled = m.now.len();
-    let raw = m.pglz.raw_bytes;
-    let scale = m.table_rows.map(|rows| if rows > sampled as f64 { rows / sampled as f64 } else { 1.0 });
-    let scaled = |bytes: i64| scale.map(|k| (bytes as f64 * k).round() as i64);
-    let decision = choose_toast(raw, m.pglz_bytes, m.lz4_bytes);
+    let sample = m.blocks.sampled();
+    let (sampled, raw) = (sample.rows, sample.raw as i64);
+    let method_bytes = |i: usize| sample.methods.get(i).copied().unwrap_or(0) as i64;
+    let (pglz_bytes, lz4_bytes) = (method_bytes(0), method_bytes(1));
+    let (now, pglz, lz4) = (m.blocks.now(), m.blocks.method(0), m.blocks.method(1));
+    let decision = choose_toast(raw, pglz_bytes, lz4_bytes);
     let configured = if m.configured.is_empty() { m.default_method } else { m.configured };
     let current = if m.configured.is_empty() {
         format!("{configured} (default_toast_compression)")
@@ -142,11 +171,11 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     let recommended =
         if decision.recommended.is_empty() { configured.to_string() } else { decision.recommended.clone() };
     let keep = recommended == configured;
-    let stored_now: i64 = m.now.iter().map(|(_, size)| *size as i64).sum();
-    let stored_then = match recommended.as_str() {
-        _ if decision.recommended.is_empty() => stored_now,
-        "pglz" => m.pglz_bytes,
-        _ => m.lz4_bytes,
+    let stored_now = sample.now as i64;
+    let (stored_then, then) = match recommended.as_str() {
+        _ if decision.recommended.is_empty() => (stored_now, now),
+        "pglz" => (pglz_bytes, pglz),
+        _ => (lz4_bytes, lz4),
     };
     let chosen = if recommended == "pglz" { m.pglz } else { m.lz4 };
     let avg_raw = if sampled > 0 { raw as f64 / sampled as f64 } else { 0.0 };
@@ -156,47 +185,55 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     } else {
         (seconds_per_gb(chosen.compress_mbps), seconds_per_gb(chosen.decompress_mbps))
     };
-    let mut mix: Vec<(String, usize)> = Vec::new();
-    for (method, _) in m.now {
-        let name = method.clone().unwrap_or_else(|| "uncompressed".into());
-        match mix.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, count)) => *count += 1,
-            None => mix.push((name, 1)),
-        }
-    }
-    let mix: Vec<String> = mix.iter().map(|(method, count)| format!("{method} {count}")).collect();
-    let rows_in_words = match m.table_rows {
-        Some(rows) => format!("of about {:.0}", rows.max(sampled as f64)),
-        None => "(the table has no statistics: ANALYZE it for totals)".into(),
-    } + &if m.partitions.is_empty() {
-        String::new()
+    let mix: Vec<String> = m.methods_now.iter().map(|(method, count)| format!("{method} {count}")).collect();
+    let partitions =
+        if m.partitions.is_empty() { String::new() } else { format!(" across its {} partitions", m.partitions.len()) };
+    let blocks = if m.blocks.whole() {
+        format!("every row of the table's {} blocks{partitions}", m.blocks.nblocks)
     } else {
-        format!(" across its {} partitions", m.partitions.len())
+        format!(
+            "every row of {} of the table's {} blocks{partitions}, chosen at random (about {:.0} rows in all)",
+            m.blocks.blocks.len(),
+            m.blocks.nblocks,
+            m.blocks.rows().total
+        )
     };
+    let (now_bytes, now_low, now_high) = now.rounded();
+    let (then_bytes, then_low, then_high) = then.rounded();
+    let margin = now.relative_margin().max(then.relative_margin());
+    let noise = !decision.recommended.is_empty() && !m.blocks.whole() && pglz.overlaps(&lz4);
     AdviceRow {
         area: "toast".into(),
         target: m.target.into(),
         current: format!("{current}; stored values sampled: {}", mix.join(", ")),
         recommended: recommended.clone(),
-        bytes_now: scaled(stored_now),
-        bytes_recommended: scaled(stored_then),
+        bytes_now: Some(now_bytes),
+        bytes_recommended: Some(then_bytes),
+        bytes_now_low: now_low,
+        bytes_now_high: now_high,
+        bytes_recommended_low: then_low,
+        bytes_recommended_high: then_high,
         saving_percent: saving_percent(stored_now, stored_then),
         compress_cpu_seconds_per_day: gb_per_day(m.written).zip(compress_per_gb).map(|(gb, s)| gb * s),
         decompress_cpu_seconds_per_day: gb_per_day(m.read).zip(decompress_per_gb).map(|(gb, s)| gb * s),
         compress_cpu_seconds_per_gb: compress_per_gb,
         decompress_cpu_seconds_per_gb: decompress_per_gb,
         basis: format!(
-            "{sampled} values sampled {rows_in_words} ({} raw), each row toasted anew under pglz and lz4 with the \
-             server's routines: pglz would store {} bytes, lz4 {} bytes; per day from pg_stat_user_tables: {:.0} rows written, {:.0} read (each read counted as \
-             detoasting the value) over {}",
+            "{sampled} values sampled, {blocks} ({} raw), each row toasted anew under pglz and lz4 with the \
+             server's routines: pglz would store {} bytes ({}), lz4 {} bytes ({}), now {now_bytes} bytes ({}); \
+             per day from pg_stat_user_tables: {:.0} rows written, {:.0} read (each read counted as detoasting the \
+             value) over {}",
             size(raw as f64),
-            scaled(m.pglz_bytes).map_or_else(|| "?".into(), |b| b.to_string()),
-            scaled(m.lz4_bytes).map_or_else(|| "?".into(), |b| b.to_string()),
+            pglz.rounded().0,
+            interval_words(&pglz, m.blocks.whole()),
+            lz4.rounded().0,
+            interval_words(&lz4, m.blocks.whole()),
+            interval_words(&now, m.blocks.whole()),
             m.written.amount,
             m.read.amount,
             period(m.written.seconds)
         ) + &m.partial.map_or_else(String::new, |why| format!("; partially sampled: {why}")),
-        confidence: if m.partial.is_some() { "low" } else { confidence(sampled as u64, m.written.seconds) }.into(),
+        confidence: if m.partial.is_some() { "low" } else { confidence_of_margin(margin) }.into(),
         // SET COMPRESSION on a partitioned table does not reach its partitions (PostgreSQL 15
         // sets the parent's only, which new partitions inherit): one statement for each, each
         // under a lock_timeout; then the CALL that rewrites the existing values.
@@ -220,7 +257,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         note: if keep {
             format!("keep: {}.", decision.reason)
         } else {
-            let (rows, cost) = rewrite_cost(m, &recommended, scaled(stored_then));
+            let (rows, cost) = rewrite_cost(m, &recommended, then.total);
             format!(
                 "{}. Each ALTER TABLE takes an ACCESS EXCLUSIVE lock{}: lock_timeout makes it give up after 1 s \
                  instead of queueing behind a long query and blocking every reader of the table meanwhile; on \
@@ -231,8 +268,12 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
                  VACUUM. A dump and restore would rewrite about {} here.",
                 decision.reason,
                 if m.partitions.is_empty() { "" } else { " on its table only (partitions get their own)" },
-                scaled(stored_now).map_or_else(|| "the whole column".into(), |b| size(b as f64))
+                size(now_bytes as f64)
             )
+        } + if noise {
+            " The 95% intervals of pglz's and lz4's bytes overlap: on size, the choice is within the sampling noise."
+        } else {
+            ""
         },
         // a column's bytes are a total: no period, nothing per day
         observed_period: None,
@@ -242,40 +283,36 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
 }
 
 /// What the CALL of a column's advice rewrites and costs, in words: the values sampled that a
-/// new write would store differently (compressed with another method, or stored raw and large),
-/// scaled to the table, and the WAL and time [`rewrite::estimate`] gives for them.
-fn rewrite_cost(m: &ColumnMeasurement, recommended: &str, bytes_then: Option<i64>) -> (String, String) {
-    let sampled = m.now.len().max(1) as f64;
+/// new write would store differently (compressed with another method, or stored raw when the
+/// method stores the column in fewer bytes: the CALL tries each and keeps what shrinks), scaled
+/// to the table's estimated rows, and the WAL and time [`rewrite::estimate`] gives for them.
+fn rewrite_cost(m: &ColumnMeasurement, recommended: &str, bytes_then: f64) -> (String, String) {
+    let sampled = m.methods_now.iter().map(|(_, count)| *count).sum::<u64>().max(1) as f64;
+    let shrinks = bytes_then < m.blocks.now().total;
     let moved = m
-        .now
+        .methods_now
         .iter()
-        .filter(|(method, size)| match method {
-            Some(method) => method != recommended,
-            None => *size > TOAST_TUPLE_THRESHOLD / 2,
-        })
-        .count() as f64;
+        .filter(|(method, _)| if method == "uncompressed" { shrinks } else { method != recommended })
+        .map(|(_, count)| *count)
+        .sum::<u64>() as f64;
     let share = moved / sampled;
-    match (m.table_rows, bytes_then) {
-        (Some(rows), Some(bytes)) => {
-            let rows = (rows.max(sampled) * share).round();
-            let e = rewrite::estimate(rows, bytes as f64 * share, None);
-            (
-                format!("about {rows:.0} values to rewrite"),
-                format!(
-                    ", writing about {} of WAL (their new values, and each row's records) in about {} at full \
-                     speed (max_wal_rate => '20 MB/s' spreads it)",
-                    size(e.wal_bytes),
-                    period(e.seconds.max(1.0))
-                ),
-            )
-        }
-        _ => (format!("{:.0}% of the values sampled to rewrite", share * 100.0), String::new()),
-    }
+    let rows = (m.blocks.rows().total.max(sampled) * share).round();
+    let e = rewrite::estimate(rows, bytes_then * share, None);
+    (
+        format!("about {rows:.0} values to rewrite"),
+        format!(
+            ", writing about {} of WAL (their new values, and each row's records) in about {} at full speed \
+             (max_wal_rate => '20 MB/s' spreads it)",
+            size(e.wal_bytes),
+            period(e.seconds.max(1.0))
+        ),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampling::BlockTotals;
 
     fn speeds(method: &str, raw: i64, compress_mbps: f64) -> ToastRow {
         ToastRow {
@@ -290,11 +327,19 @@ mod tests {
         }
     }
 
-    fn measured<'a>(
-        now: &'a [(Option<String>, usize)],
-        pglz: &'a ToastRow,
-        lz4: &'a ToastRow,
-    ) -> ColumnMeasurement<'a> {
+    /// `blocks` sampled blocks of `per_block` rows each, of `nblocks`, each row stored as
+    /// (now, pglz, lz4) bytes.
+    fn blocks(nblocks: u64, sampled: usize, per_block: usize, raw: usize, sizes: (usize, i64, i64)) -> ColumnBlocks {
+        let mut b = BlockTotals::default();
+        for _ in 0..per_block {
+            b.add(raw, sizes.0, &[sizes.1, sizes.2]);
+        }
+        ColumnBlocks { nblocks, blocks: vec![b; sampled] }
+    }
+
+    const STORED_RAW: &[(String, u64)] = &[];
+
+    fn measured<'a>(blocks: &'a ColumnBlocks, pglz: &'a ToastRow, lz4: &'a ToastRow) -> ColumnMeasurement<'a> {
         ColumnMeasurement {
             target: "public.t.c",
             table_name: "public.t",
@@ -303,12 +348,10 @@ mod tests {
             column_name: "c",
             configured: "",
             default_method: "pglz",
-            now,
+            methods_now: STORED_RAW,
             pglz,
             lz4,
-            pglz_bytes: 800_000,
-            lz4_bytes: 620_000,
-            table_rows: Some(1000.0),
+            blocks,
             written: Rate { amount: 86400.0, seconds: 86400.0 },
             read: Rate { amount: 0.0, seconds: 86400.0 },
             partitions: &[],
@@ -318,13 +361,18 @@ mod tests {
 
     #[test]
     fn values_pglz_refuses_and_lz4_compresses_move_to_lz4() {
-        // 100 values of 8,000 bytes stored raw under pglz; lz4 stores 22.5% less
-        let now = vec![(None, 8000); 100];
+        // 100 values of 8,000 bytes stored raw under pglz, in 10 of 100 blocks; lz4 stores 22.5% less
+        let sample = blocks(100, 10, 10, 8000, (8000, 8000, 6200));
         let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
-        let row = column_row(&measured(&now, &pglz, &lz4));
+        let methods = [("uncompressed".to_string(), 100)];
+        let row = column_row(&ColumnMeasurement { methods_now: &methods, ..measured(&sample, &pglz, &lz4) });
         assert_eq!(row.recommended, "lz4");
-        assert_eq!(row.bytes_now, Some(8_000_000), "scaled by 1,000 rows / 100 sampled");
+        assert_eq!(row.bytes_now, Some(8_000_000), "scaled by 100 blocks / 10 sampled");
         assert_eq!(row.bytes_recommended, Some(6_200_000));
+        // every block alike: no spread, the interval is the point
+        assert_eq!((row.bytes_now_low, row.bytes_now_high), (Some(8_000_000), Some(8_000_000)));
+        assert_eq!((row.bytes_recommended_low, row.bytes_recommended_high), (Some(6_200_000), Some(6_200_000)));
+        assert_eq!(row.confidence, "high");
         assert!((row.saving_percent - 22.5).abs() < 1e-9);
         assert_eq!(
             row.apply_sql.as_deref(),
@@ -337,6 +385,12 @@ mod tests {
         // 100 raw values of 8,000 bytes sampled of 1,000 rows: all 1,000 to rewrite
         assert!(row.note.contains("about 1000 values to rewrite, writing about "), "{}", row.note);
         assert!(row.current.starts_with("pglz (default_toast_compression); stored values sampled: uncompressed 100"));
+        assert!(row.basis.starts_with("100 values sampled, every row of 10 of the table's 100 blocks, chosen at random (about 1000 rows in all)"), "{}", row.basis);
+        assert!(
+            row.basis.contains("pglz would store 8000000 bytes (95% interval 8000000..8000000), lz4 6200000 bytes"),
+            "{}",
+            row.basis
+        );
         // CPU per GiB at 500 MB/s: 2^30 / 5e8 s
         assert!((row.compress_cpu_seconds_per_gb.unwrap() - GB / 5e8).abs() < 1e-9);
         // one row of 8,000 bytes written a second
@@ -344,21 +398,44 @@ mod tests {
     }
 
     #[test]
-    fn without_statistics_there_are_no_totals() {
-        let now = vec![(None, 8000); 100];
+    fn a_table_read_whole_is_exact() {
+        let sample = blocks(10, 10, 10, 8000, (8000, 8000, 6200));
         let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
-        let row = column_row(&ColumnMeasurement { table_rows: None, ..measured(&now, &pglz, &lz4) });
-        assert_eq!((row.bytes_now, row.bytes_recommended), (None, None));
-        assert!(row.basis.contains("ANALYZE"), "{}", row.basis);
-        assert!((row.saving_percent - 22.5).abs() < 1e-9, "the sample still says how much");
+        let row = column_row(&measured(&sample, &pglz, &lz4));
+        assert_eq!(
+            (row.bytes_now, row.bytes_now_low, row.bytes_now_high),
+            (Some(800_000), Some(800_000), Some(800_000))
+        );
+        assert!(row.basis.starts_with("100 values sampled, every row of the table's 10 blocks ("), "{}", row.basis);
+        assert!(row.basis.contains("now 800000 bytes (exact)"), "{}", row.basis);
+    }
+
+    #[test]
+    fn the_interval_follows_the_blocks_spread_and_sets_the_confidence() {
+        // blocks of one row each of 1,000 to 20,000 bytes: a wide interval, low confidence;
+        // pglz and lz4 within a few percent of each other: the choice is within the noise
+        let mut sample = ColumnBlocks { nblocks: 1000, blocks: Vec::new() };
+        for i in 0..30 {
+            let mut b = BlockTotals::default();
+            let bytes = 1000 + (i * 7919 % 20) * 1000;
+            b.add(bytes, bytes, &[bytes as i64 / 2, bytes as i64 * 52 / 100]);
+            sample.blocks.push(b);
+        }
+        let (pglz, lz4) = (speeds("pglz", 1, 100.0), speeds("lz4", 1, 500.0));
+        let row = column_row(&measured(&sample, &pglz, &lz4));
+        let (low, high) = (row.bytes_recommended_low.unwrap(), row.bytes_recommended_high.unwrap());
+        assert!(low < row.bytes_recommended.unwrap() && row.bytes_recommended.unwrap() < high);
+        assert!(row.bytes_now_low.unwrap() < row.bytes_now.unwrap());
+        assert_eq!(row.confidence, "low");
+        assert!(row.note.contains("within the sampling noise"), "{}", row.note);
     }
 
     #[test]
     fn a_partitioned_table_is_one_row_with_a_statement_per_partition() {
-        let now = vec![(None, 8000); 100];
+        let sample = blocks(100, 10, 10, 8000, (8000, 8000, 6200));
         let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
         let partitions = ["public.t_2024".to_string(), "public.t_2025".to_string()];
-        let row = column_row(&ColumnMeasurement { partitions: &partitions, ..measured(&now, &pglz, &lz4) });
+        let row = column_row(&ColumnMeasurement { partitions: &partitions, ..measured(&sample, &pglz, &lz4) });
         assert_eq!(
             row.apply_sql.as_deref(),
             Some(
@@ -368,7 +445,12 @@ mod tests {
                  CALL compresslab.recompress('public.t', 'c', 'lz4');"
             )
         );
-        assert!(row.basis.starts_with("100 values sampled of about 1000 across its 2 partitions ("), "{}", row.basis);
+        assert!(
+            row.basis
+                .starts_with("100 values sampled, every row of 10 of the table's 100 blocks across its 2 partitions, "),
+            "{}",
+            row.basis
+        );
     }
 
     #[test]
@@ -382,19 +464,10 @@ mod tests {
 
     #[test]
     fn a_partial_sample_says_so_and_is_low_confidence() {
-        let now = vec![(None, 8000); 1000];
-        let (pglz, lz4) = (speeds("pglz", 8_000_000, 100.0), speeds("lz4", 8_000_000, 500.0));
-        let full = column_row(&ColumnMeasurement {
-            written: Rate { amount: 1.0, seconds: 7200.0 },
-            ..measured(&now, &pglz, &lz4)
-        });
-        assert_eq!(full.confidence, "high");
+        let sample = blocks(100, 10, 10, 8000, (8000, 8000, 6200));
+        let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
         let why = "the next value (60 MB) did not fit in the 7 MB left of the column's byte cap";
-        let row = column_row(&ColumnMeasurement {
-            partial: Some(why),
-            written: Rate { amount: 1.0, seconds: 7200.0 },
-            ..measured(&now, &pglz, &lz4)
-        });
+        let row = column_row(&ColumnMeasurement { partial: Some(why), ..measured(&sample, &pglz, &lz4) });
         assert_eq!(row.confidence, "low");
         assert!(row.basis.ends_with(&format!("; partially sampled: {why}")), "{}", row.basis);
     }
@@ -445,10 +518,9 @@ mod tests {
 
     #[test]
     fn a_kept_method_has_no_statement_and_no_cpu_figures() {
-        let now = vec![(Some("pglz".to_string()), 4000); 100];
+        let sample = blocks(100, 10, 10, 8000, (4000, 4000, 6000));
         let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
-        let row =
-            column_row(&ColumnMeasurement { pglz_bytes: 400_000, lz4_bytes: 600_000, ..measured(&now, &pglz, &lz4) });
+        let row = column_row(&measured(&sample, &pglz, &lz4));
         assert_eq!(row.recommended, "pglz");
         assert!(row.apply_sql.is_none() && row.note.starts_with("keep: "));
         assert_eq!((row.compress_cpu_seconds_per_gb, row.compress_cpu_seconds_per_day), (None, None));
