@@ -60,3 +60,58 @@ pub fn report(code: PgSqlErrorCode, message: String, hint: Option<&str>) -> ! {
     report.report(PgLogLevel::ERROR);
     unreachable!("ERROR does not return")
 }
+
+/// A first, virtual argument of a function whose SQL declaration gained arguments since an
+/// older version: it checks, before any argument is read, that the SQL calling the library
+/// passes `N` of them. A function still declared by an older version's SQL (the package
+/// installed, `ALTER EXTENSION compresslab UPDATE` not yet run) passes fewer, and would
+/// otherwise fail reading the missing one with an internal error.
+pub struct SqlArguments<const N: usize>;
+
+// SAFETY: a virtual argument reads no datum: it only reads fcinfo, as pg_sys::FunctionCallInfo's
+// own (virtual) ArgAbi does.
+unsafe impl<'fcx, const N: usize> pgrx::callconv::ArgAbi<'fcx> for SqlArguments<N> {
+    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+        // SAFETY: the caller's contract; a virtual argument is the call's fcinfo.
+        let fcinfo = unsafe { <pg_sys::FunctionCallInfo as pgrx::callconv::ArgAbi>::unbox_arg_unchecked(arg) };
+        // SAFETY: fcinfo and its flinfo are the call's, valid for the call.
+        let (nargs, oid) = unsafe { ((*fcinfo).nargs as usize, (*(*fcinfo).flinfo).fn_oid) };
+        if nargs != N {
+            // SAFETY: the oid of the function being called.
+            let name = unsafe { pg_sys::get_func_name(oid) };
+            let name = if name.is_null() {
+                "this function".to_string()
+            } else {
+                // SAFETY: a palloc'd NUL-terminated name.
+                unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned()
+            };
+            report(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("compresslab's SQL declares {name} with {nargs} argument(s); its library expects {N}"),
+                Some("The installed SQL is older than the library: run ALTER EXTENSION compresslab UPDATE."),
+            );
+        }
+        SqlArguments
+    }
+
+    fn is_virtual_arg() -> bool {
+        true
+    }
+}
+
+// SAFETY: not an SQL argument (Skip), as pg_sys::FunctionCallInfo.
+unsafe impl<const N: usize> pgrx::pgrx_sql_entity_graph::metadata::SqlTranslatable for SqlArguments<N> {
+    const TYPE_IDENT: &'static str = concat!(module_path!(), "::SqlArguments");
+    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+    const ARGUMENT_SQL: Result<
+        pgrx::pgrx_sql_entity_graph::metadata::SqlMappingRef,
+        pgrx::pgrx_sql_entity_graph::metadata::ArgumentError,
+    > = Ok(pgrx::pgrx_sql_entity_graph::metadata::SqlMappingRef::Skip);
+    const RETURN_SQL: Result<
+        pgrx::pgrx_sql_entity_graph::metadata::ReturnsRef,
+        pgrx::pgrx_sql_entity_graph::metadata::ReturnsError,
+    > = Ok(pgrx::pgrx_sql_entity_graph::metadata::ReturnsRef::One(
+        pgrx::pgrx_sql_entity_graph::metadata::SqlMappingRef::Skip,
+    ));
+}

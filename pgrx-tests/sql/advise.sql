@@ -225,6 +225,7 @@ RESET ROLE;
 -- a bad budget
 \set VERBOSITY terse
 SELECT * FROM compresslab.advise('0 s');
+SELECT * FROM compresslab.advise('2 days');
 SELECT * FROM compresslab.advise(NULL);
 \set VERBOSITY default
 DROP OWNED BY advise_user;

@@ -70,6 +70,12 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('arguments', 'NULL hole',         $q$SELECT compresslab.bench_pages('pg_class', hole => NULL)$q$),
   ('arguments', 'NULL start_byte',   $q$SELECT compresslab.bench_file('postgresql.conf', NULL, NULL, NULL, NULL)$q$),
   ('arguments', 'NULL seed (toast)', $q$SELECT compresslab.estimate_toast_compression('pg_class', 'relname', 10, NULL)$q$),
+  -- a start past the end of the file: 22023, not the seek's "Invalid argument"
+  ('arguments', 'start_byte 2^62',   $q$SELECT compresslab.bench_file('PG_VERSION', start_byte => (2::numeric ^ 62)::bigint)$q$),
+  -- results nested deeper than serde_json reads: 22023 with a plain message
+  ('lab', 'markdown of JSON nested 200 deep', $q$SELECT compresslab.markdown((repeat('[', 200) || repeat(']', 200))::jsonb)$q$),
+  ('lab', 'svg_chart of JSON nested 200 deep', $q$SELECT compresslab.svg_chart((repeat('[', 200) || repeat(']', 200))::jsonb)$q$),
+  ('lab', 'markdown of a JSON object', $q$SELECT compresslab.markdown('{"a": 1}'::jsonb)$q$),
   -- a view stores no values to sample: 42809
   ('arguments', 'a view (bench_column)', $q$SELECT compresslab.bench_column('a_view', 'body')$q$),
   ('arguments', 'a view (estimate_toast_compression)', $q$SELECT compresslab.estimate_toast_compression('a_view', 'body')$q$)
@@ -83,3 +89,12 @@ SET statement_timeout = '200ms';
 SELECT count(*) FROM compresslab.bench_synthetic('text', 400000000, 1, '{pglz}', '{0}', 1);
 RESET statement_timeout;
 SELECT 'still alive' AS status;
+-- 0.5.0's SQL on this library (the package installed, ALTER EXTENSION compresslab UPDATE not
+-- yet run): the functions that gained arguments since say to update, never an internal error
+DROP EXTENSION compresslab;
+CREATE EXTENSION compresslab VERSION '0.5.0';
+SELECT * FROM compresslab.wal_whatif();
+SELECT * FROM compresslab.wal_whatif_by_relation();
+SELECT * FROM compresslab.advise('1 s');
+ALTER EXTENSION compresslab UPDATE;
+SELECT count(*) >= 0 AS advise_runs FROM compresslab.advise('1 s');

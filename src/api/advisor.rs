@@ -13,7 +13,7 @@ use pgrx::composite_type;
 use pgrx::datum::Interval;
 use pgrx::prelude::*;
 
-use crate::errors::{raise, required};
+use crate::errors::{raise, required, SqlArguments};
 use crate::measure::advice;
 use crate::rows::set_of;
 use crate::server::privileges::may_read_server_files;
@@ -49,6 +49,7 @@ COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text, boolea
 "#
 )]
 fn advise(
+    _sql: SqlArguments<4>,
     budget: Option<Interval>,
     wal_since: Option<i64>,
     wal_dir: Option<&str>,
@@ -56,8 +57,11 @@ fn advise(
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.advice")> {
     let seconds = required(budget, "budget").as_micros() as f64 / 1e6;
     let verbose = required(verbose, "verbose");
-    if !(seconds > 0.0 && seconds <= 86400.0) {
-        raise(CodecError::invalid(format!("budget must be between 0 and 1 day, got {seconds} s")));
+    if seconds <= 0.0 {
+        raise(CodecError::invalid(format!("budget must be more than 0, got {seconds} s")));
+    }
+    if seconds > 86400.0 {
+        raise(CodecError::invalid(format!("budget must be at most 1 day, got {seconds} s")));
     }
     let clock = Instant::now();
     let at = |share: f64| clock + Duration::from_secs_f64(seconds * share);

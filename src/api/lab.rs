@@ -340,15 +340,69 @@ enum LabRows {
     Checksum(Vec<lab::ChecksumRow>),
 }
 
-fn lab_rows_from_json(results: JsonB) -> LabRows {
-    serde_json::from_value(results.0).unwrap_or_else(|_| {
+/// A jsonb argument as its text (`jsonb_out`), parsed by the function: pgrx's `JsonB` parses
+/// it on the way in and fails with an internal error (Rust debug text) on what serde_json
+/// refuses, such as JSON nested deeper than 128 levels.
+pub struct JsonbText(String);
+
+impl FromDatum for JsonbText {
+    unsafe fn from_polymorphic_datum(datum: pg_sys::Datum, is_null: bool, _: pg_sys::Oid) -> Option<JsonbText> {
+        if is_null {
+            return None;
+        }
+        // SAFETY: a non-null jsonb datum; jsonb_out detoasts it and returns a palloc'd C string.
+        let text = unsafe {
+            pgrx::direct_function_call::<&std::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])
+                .expect("jsonb_out returns text")
+        };
+        Some(JsonbText(text.to_string_lossy().into_owned()))
+    }
+}
+
+// SAFETY: unboxed through FromDatum, as pgrx's own JsonB.
+unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
+    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+        let index = arg.index();
+        // SAFETY: the caller's contract: a jsonb argument.
+        unsafe { arg.unbox_arg_using_from_datum() }.unwrap_or_else(|| panic!("argument {index} must not be null"))
+    }
+}
+
+// SAFETY: the SQL type is jsonb, whose datums FromDatum reads.
+unsafe impl pgrx::pgrx_sql_entity_graph::metadata::SqlTranslatable for JsonbText {
+    const TYPE_IDENT: &'static str = concat!(module_path!(), "::JsonbText");
+    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+    const ARGUMENT_SQL: Result<
+        pgrx::pgrx_sql_entity_graph::metadata::SqlMappingRef,
+        pgrx::pgrx_sql_entity_graph::metadata::ArgumentError,
+    > = Ok(pgrx::pgrx_sql_entity_graph::metadata::SqlMappingRef::literal("jsonb"));
+    const RETURN_SQL: Result<
+        pgrx::pgrx_sql_entity_graph::metadata::ReturnsRef,
+        pgrx::pgrx_sql_entity_graph::metadata::ReturnsError,
+    > = Ok(pgrx::pgrx_sql_entity_graph::metadata::ReturnsRef::One(
+        pgrx::pgrx_sql_entity_graph::metadata::SqlMappingRef::literal("jsonb"),
+    ));
+}
+
+fn lab_rows_from_json(results: JsonbText) -> LabRows {
+    // serde_json refuses JSON nested deeper than 128 levels, which no result row is.
+    let results: serde_json::Value = serde_json::from_str(&results.0).unwrap_or_else(|e| {
+        raise(CodecError::invalid(if e.to_string().starts_with("recursion limit exceeded") {
+            "results are nested deeper than 128 levels: not an array of bench_result or checksum_result rows"
+                .to_string()
+        } else {
+            format!("results are not JSON compresslab can read: {e}")
+        }))
+    });
+    serde_json::from_value(results).unwrap_or_else(|_| {
         raise(CodecError::invalid(
             "results are not an array of bench_result or checksum_result rows (jsonb_agg over one bench function)",
         ))
     })
 }
 
-fn bench_rows_from_json(results: JsonB) -> Vec<BenchRow> {
+fn bench_rows_from_json(results: JsonbText) -> Vec<BenchRow> {
     match lab_rows_from_json(results) {
         LabRows::Bench(rows) => rows,
         LabRows::Checksum(_) => raise(CodecError::invalid(
@@ -360,7 +414,7 @@ fn bench_rows_from_json(results: JsonB) -> Vec<BenchRow> {
 /// Render lab results (a jsonb array of bench_result or checksum_result rows, e.g.
 /// `jsonb_agg(b)` over a bench function or bench_crc) as a markdown table like lzbench's.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn markdown(results: JsonB) -> String {
+fn markdown(results: JsonbText) -> String {
     match lab_rows_from_json(results) {
         LabRows::Bench(rows) => render::markdown(&rows),
         LabRows::Checksum(rows) => render::checksum_markdown(&rows),
@@ -370,6 +424,6 @@ fn markdown(results: JsonB) -> String {
 /// Render bench results (a jsonb array of bench_result objects) as an SVG chart of compression
 /// ratio against compression speed, one point per row.
 #[pg_extern(immutable, strict, parallel_safe)]
-fn svg_chart(results: JsonB, title: default!(&str, "'compression ratio vs speed'")) -> String {
+fn svg_chart(results: JsonbText, title: default!(&str, "'compression ratio vs speed'")) -> String {
     render::svg_chart(&bench_rows_from_json(results), title)
 }

@@ -7,6 +7,7 @@ use compresslab_core::scenarios::wal::WalWhatIf;
 use pgrx::composite_type;
 use pgrx::prelude::*;
 
+use crate::errors::SqlArguments;
 use crate::measure::{checked_range, finish_whatif, replay_range};
 use crate::rows::set_of;
 use crate::server::privileges::require_wal_read;
@@ -44,6 +45,7 @@ COMMENT ON FUNCTION compresslab.wal_whatif(pg_catalog.pg_lsn, pg_catalog.pg_lsn,
 "#
 )]
 fn wal_whatif(
+    _sql: SqlArguments<4>,
     start_lsn: Option<i64>,
     end_lsn: Option<i64>,
     sample: Option<f64>,
@@ -72,6 +74,7 @@ COMMENT ON FUNCTION compresslab.wal_whatif_by_relation(pg_catalog.pg_lsn, pg_cat
 "#
 )]
 fn wal_whatif_by_relation(
+    _sql: SqlArguments<4>,
     start_lsn: Option<i64>,
     end_lsn: Option<i64>,
     sample: Option<f64>,

@@ -69,6 +69,13 @@ pub fn read_server_file(path: &str, offset: i64, length: Option<i64>, limit: usi
         );
     };
     let meta = file.metadata().unwrap_or_else(|e| io_error(e));
+    // Past the end, the seek itself may fail (EINVAL beyond the file system's largest offset).
+    if offset as u64 > meta.len() {
+        raise(CodecError::invalid(format!(
+            "start_byte {offset} is past the end of \"{path}\", which has {} bytes",
+            meta.len()
+        )));
+    }
     let wanted = length.map(|l| l as u64).unwrap_or(meta.len().saturating_sub(offset as u64));
     if wanted > limit as u64 {
         raise(CodecError::too_large(match length {
