@@ -202,8 +202,8 @@ pub fn toast_rows(columns: &[ToastColumn], default_method: &str, until: Instant)
         remaining -= 1;
         looked += 1;
         match column_row(column, default_method, Instant::now() + Duration::from_secs_f64(share)) {
-            ColumnOutcome::Row(row) => {
-                if row.basis.contains("; partially sampled: ") {
+            ColumnOutcome::Row { row, partial: was_partial } => {
+                if was_partial {
                     partial.push(column.target.clone());
                 }
                 rows.push(*row);
@@ -239,9 +239,10 @@ pub fn toast_rows(columns: &[ToastColumn], default_method: &str, until: Instant)
     (rows, notes)
 }
 
-/// What became of a column: its row, no value to advise on, or skipped (why, in words).
+/// What became of a column: its row (and whether a value too large for the budget was left out
+/// of its sample), no value to advise on, or skipped (why, in words).
 pub enum ColumnOutcome {
-    Row(Box<AdviceRow>),
+    Row { row: Box<AdviceRow>, partial: bool },
     Empty,
     Skipped(String),
 }
@@ -334,7 +335,7 @@ pub fn column_row(column: &ToastColumn, default_method: &str, deadline: Instant)
     });
     let (Some(pglz), Some(lz4)) = (speeds.next(), speeds.next()) else { return ColumnOutcome::Empty };
     let (written, read) = activity::table_rows(column.table);
-    ColumnOutcome::Row(Box::new(advisor::toast::column_row(&ColumnMeasurement {
+    let row = advisor::toast::column_row(&ColumnMeasurement {
         target: &column.target,
         table_name: &column.table_name,
         column: &column.column,
@@ -350,7 +351,8 @@ pub fn column_row(column: &ToastColumn, default_method: &str, deadline: Instant)
         read,
         partitions: &column.partitions,
         partial: partial.as_deref(),
-    })))
+    });
+    ColumnOutcome::Row { row: Box::new(row), partial: partial.is_some() }
 }
 
 /// Spill files of logical decoding (informational: PostgreSQL cannot compress them): what LZ4
