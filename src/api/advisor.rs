@@ -70,7 +70,9 @@ fn advise(
     // The columns first: on a database of thousands of tables their catalogue query is the
     // slow part (a file size per table), and the WAL's share of the budget absorbs it.
     let columns = activity::toast_columns();
-    let default_method = activity::setting("default_toast_compression");
+    // default_toast_compression takes pglz or lz4 only (the server checks it)
+    let default_method = ToastCompression::from_setting(&activity::setting("default_toast_compression"))
+        .unwrap_or(ToastCompression::Pglz);
     if !may_read_server_files() {
         notes.push("wal_compression left out: reading WAL needs superuser or pg_read_server_files".to_string());
     } else {
@@ -85,7 +87,7 @@ fn advise(
     }
     // TOAST's one alternative to pglz is lz4: a server built without it has no choice to make.
     let (toast, toast_notes) = if toast_built_with(ToastCompression::Lz4) {
-        advice::toast_rows(&columns, &default_method, at(TOAST_UNTIL))
+        advice::toast_rows(&columns, default_method, at(TOAST_UNTIL))
     } else {
         (
             Vec::new(),

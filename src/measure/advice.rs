@@ -182,7 +182,11 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
 /// The `toast` rows of `columns` (largest table first), each sampled with its share of the
 /// time left before `until` (the time left over the columns left, so what a small table does
 /// not use goes to the next), and the notes for the NOTICE: what was left out and why.
-pub fn toast_rows(columns: &[ToastColumn], default_method: &str, until: Instant) -> (Vec<AdviceRow>, Vec<String>) {
+pub fn toast_rows(
+    columns: &[ToastColumn],
+    default_method: ToastCompression,
+    until: Instant,
+) -> (Vec<AdviceRow>, Vec<String>) {
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     let (mut unreadable, mut over_budget, mut looked) = (0, 0, 0);
     let (mut skipped, mut partial) = (Vec::new(), Vec::new());
@@ -255,7 +259,7 @@ pub enum ColumnOutcome {
 /// row then says it is partial; with no block read, the column is skipped). Memory holds one
 /// block's rows, one value and the timing sample. Past the deadline once sampled, the speeds
 /// are timed once instead of [`TOAST_ITERATIONS`] times.
-pub fn column_row(column: &ToastColumn, default_method: &str, deadline: Instant) -> ColumnOutcome {
+pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadline: Instant) -> ColumnOutcome {
     // SAFETY: AccessShareLock is taken; one relation is open at a time.
     let rel = unsafe { PgRelation::with_lock(column.table, pg_sys::AccessShareLock as _) };
     let sampler = sampling::BlockSampler::new(&rel, &column.column_name);
@@ -341,7 +345,7 @@ pub fn column_row(column: &ToastColumn, default_method: &str, deadline: Instant)
         column: &column.column,
         table_literal: &names::regclass_literal(column.table).unwrap_or_default(),
         column_name: &column.column_name,
-        configured: &column.compression,
+        configured: column.compression,
         default_method,
         methods_now: &methods_now,
         pglz: &pglz,

@@ -8,6 +8,7 @@
 //! function, aggregate and type name to prove it).
 
 use compresslab_core::advisor::{Inserted, Rate};
+use compresslab_core::pg_compression::ToastCompression;
 use pgrx::prelude::*;
 
 use super::names::{qualified_name, quote_identifier, relation_name};
@@ -99,8 +100,8 @@ pub struct ToastColumn {
     pub table_name: String,
     pub column: String,
     pub column_name: String,
-    /// `pglz`, `lz4`, or empty for `default_toast_compression`.
-    pub compression: String,
+    /// The column's method, None for `default_toast_compression`.
+    pub compression: Option<ToastCompression>,
     /// Whether the caller may read the column (SELECT on it or its table).
     pub readable: bool,
     /// A partitioned table's partitions at every level, `schema.table` quoted as needed
@@ -118,8 +119,7 @@ pub fn toast_columns() -> Vec<ToastColumn> {
                    UNION ALL SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree(c.oid) t WHERE t.isleaf)";
     let query = format!(
         "SELECT c.oid, n.nspname::pg_catalog.text, c.relname::pg_catalog.text, a.attname::pg_catalog.text, \
-                CASE WHEN a.attcompression OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" THEN 'pglz' \
-                     WHEN a.attcompression OPERATOR(pg_catalog.=) 'l'::pg_catalog.\"char\" THEN 'lz4' ELSE '' END, \
+                pg_catalog.ascii(a.attcompression::pg_catalog.text), \
                 pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT'), \
                 ARRAY(SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree(c.oid) t \
                        WHERE t.relid::pg_catalog.oid OPERATOR(pg_catalog.<>) c.oid ORDER BY t.level, t.relid) \
@@ -154,7 +154,11 @@ pub fn toast_columns() -> Vec<ToastColumn> {
                     table_name,
                     column,
                     column_name,
-                    compression: text(5),
+                    compression: row
+                        .get::<i32>(5)
+                        .ok()
+                        .flatten()
+                        .and_then(|code| ToastCompression::from_attcompression(code as u8)),
                     readable: row.get::<bool>(6).ok().flatten().unwrap_or(false),
                     // a partition dropped since the query above is left out
                     partitions: partitions.into_iter().filter_map(relation_name).collect(),

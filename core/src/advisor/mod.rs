@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use crate::pg_compression::WalCompression;
+use crate::pg_compression::{ToastCompression, WalCompression};
 use crate::registry::Named;
 
 pub mod spill;
@@ -113,9 +113,10 @@ pub struct WalOption {
     pub saving_percent: f64,
 }
 
-/// A recommendation (a setting, or a method) and the reason, in words for `note`.
+/// A recommendation (a setting, or a method; `None`: no change) and the reason, in words for
+/// `note`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision<M = String> {
+pub struct Decision<M> {
     pub recommended: M,
     pub reason: String,
 }
@@ -174,12 +175,12 @@ pub fn choose_wal(options: &[WalOption]) -> Decision<WalCompression> {
 }
 
 /// The TOAST rule (module comment), from the stored bytes under each method and the raw bytes.
-pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision {
+pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision<Option<ToastCompression>> {
     let saving = |stored: i64| if raw_bytes > 0 { 100.0 * (raw_bytes - stored) as f64 / raw_bytes as f64 } else { 0.0 };
     let (pglz, lz4) = (saving(pglz_bytes), saving(lz4_bytes));
     if pglz.max(lz4) < MIN_SAVING_PERCENT {
         return Decision {
-            recommended: String::new(),
+            recommended: None,
             reason: format!(
                 "the values do not compress (pglz saves {pglz:.1}%, lz4 {lz4:.1}% of their raw bytes): no change"
             ),
@@ -188,13 +189,13 @@ pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision
     let edge = if lz4_bytes > 0 { 100.0 * (lz4_bytes - pglz_bytes) as f64 / lz4_bytes as f64 } else { 0.0 };
     if edge >= PGLZ_EDGE_PERCENT {
         Decision {
-            recommended: "pglz".into(),
+            recommended: Some(ToastCompression::Pglz),
             reason: format!("pglz stores {edge:.1}% fewer bytes than lz4: space wins over decompression speed"),
         }
     } else {
         let more = if pglz_bytes > 0 { 100.0 * (lz4_bytes - pglz_bytes) as f64 / pglz_bytes as f64 } else { 0.0 };
         Decision {
-            recommended: "lz4".into(),
+            recommended: Some(ToastCompression::Lz4),
             reason: format!(
                 "lz4 stores {:.1}% {} bytes than pglz (less than {PGLZ_EDGE_PERCENT}% more) and decompresses several times faster",
                 more.abs(),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::pg_compression::WalCompression;
+use crate::pg_compression::{ToastCompression, WalCompression};
 use crate::registry::Named;
 
 fn options(pglz: f64, lz4: f64, zstd: f64) -> Vec<WalOption> {
@@ -39,13 +39,13 @@ fn wal_rule_on_a_server_without_lz4_or_zstd_offers_what_it_has() {
 
 #[test]
 fn toast_rule() {
-    assert_eq!(choose_toast(1000, 980, 990).recommended, "", "2% is no change");
-    assert_eq!(choose_toast(1000, 400, 420).recommended, "lz4");
+    assert_eq!(choose_toast(1000, 980, 990).recommended, None, "2% is no change");
+    assert_eq!(choose_toast(1000, 400, 420).recommended, Some(ToastCompression::Lz4));
     assert!(choose_toast(1000, 400, 420).reason.starts_with("lz4 stores 5.0% more bytes than pglz"));
     assert!(choose_toast(1000, 420, 400).reason.starts_with("lz4 stores 4.8% fewer bytes than pglz"));
-    assert_eq!(choose_toast(1000, 300, 400).recommended, "pglz");
-    assert_eq!(choose_toast(1000, 1000, 960).recommended, "", "4% is no change");
-    assert_eq!(choose_toast(0, 0, 0).recommended, "");
+    assert_eq!(choose_toast(1000, 300, 400).recommended, Some(ToastCompression::Pglz));
+    assert_eq!(choose_toast(1000, 1000, 960).recommended, None, "4% is no change");
+    assert_eq!(choose_toast(0, 0, 0).recommended, None);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use super::words::{period, seconds_per_gb, size, Rate, GB};
 use super::{choose_toast, saving_percent, AdviceRow};
+use crate::pg_compression::ToastCompression;
 use crate::rewrite;
 use crate::sampling::{ColumnBlocks, Estimate};
 use crate::scenarios::toast::ToastRow;
@@ -111,9 +112,9 @@ pub struct ColumnMeasurement<'a> {
     /// input reads it) and the column's name as it is: `recompress`'s arguments.
     pub table_literal: &'a str,
     pub column_name: &'a str,
-    /// The column's compression, empty for `default_toast_compression`, and that setting.
-    pub configured: &'a str,
-    pub default_method: &'a str,
+    /// The column's compression, None for `default_toast_compression`, and that setting.
+    pub configured: Option<ToastCompression>,
+    pub default_method: ToastCompression,
     /// How the sampled values are stored now: each method ("uncompressed" for none) and how
     /// many values, in the order first seen.
     pub methods_now: &'a [(String, u64)],
@@ -162,22 +163,23 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     let (pglz_bytes, lz4_bytes) = (method_bytes(0), method_bytes(1));
     let (now, pglz, lz4) = (m.blocks.now(), m.blocks.method(0), m.blocks.method(1));
     let decision = choose_toast(raw, pglz_bytes, lz4_bytes);
-    let configured = if m.configured.is_empty() { m.default_method } else { m.configured };
-    let current = if m.configured.is_empty() {
-        format!("{configured} (default_toast_compression)")
-    } else {
-        configured.to_string()
+    let configured = m.configured.unwrap_or(m.default_method);
+    let current = match m.configured {
+        None => format!("{configured} (default_toast_compression)"),
+        Some(method) => method.to_string(),
     };
-    let recommended =
-        if decision.recommended.is_empty() { configured.to_string() } else { decision.recommended.clone() };
+    let recommended = decision.recommended.unwrap_or(configured);
     let keep = recommended == configured;
     let stored_now = sample.now as i64;
-    let (stored_then, then) = match recommended.as_str() {
-        _ if decision.recommended.is_empty() => (stored_now, now),
-        "pglz" => (pglz_bytes, pglz),
-        _ => (lz4_bytes, lz4),
+    let (stored_then, then) = match decision.recommended {
+        None => (stored_now, now),
+        Some(ToastCompression::Pglz) => (pglz_bytes, pglz),
+        Some(ToastCompression::Lz4) => (lz4_bytes, lz4),
     };
-    let chosen = if recommended == "pglz" { m.pglz } else { m.lz4 };
+    let chosen = match recommended {
+        ToastCompression::Pglz => m.pglz,
+        ToastCompression::Lz4 => m.lz4,
+    };
     let avg_raw = if sampled > 0 { raw as f64 / sampled as f64 } else { 0.0 };
     let gb_per_day = |rate: Rate| rate.per_day().map(|rows| rows * avg_raw / GB);
     let (compress_per_gb, decompress_per_gb) = if keep {
@@ -201,12 +203,12 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     let (now_bytes, now_low, now_high) = now.rounded();
     let (then_bytes, then_low, then_high) = then.rounded();
     let margin = now.relative_margin().max(then.relative_margin());
-    let noise = !decision.recommended.is_empty() && !m.blocks.whole() && pglz.overlaps(&lz4);
+    let noise = decision.recommended.is_some() && !m.blocks.whole() && pglz.overlaps(&lz4);
     AdviceRow {
         area: "toast".into(),
         target: m.target.into(),
         current: format!("{current}; stored values sampled: {}", mix.join(", ")),
-        recommended: recommended.clone(),
+        recommended: recommended.setting().into(),
         bytes_now: Some(now_bytes),
         bytes_recommended: Some(then_bytes),
         bytes_now_low: now_low,
@@ -257,7 +259,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         note: if keep {
             format!("keep: {}.", decision.reason)
         } else {
-            let (rows, cost) = rewrite_cost(m, &recommended, then.total);
+            let (rows, cost) = rewrite_cost(m, recommended, then.total);
             format!(
                 "{}. Each ALTER TABLE takes an ACCESS EXCLUSIVE lock{}: lock_timeout makes it give up after 1 s \
                  instead of queueing behind a long query and blocking every reader of the table meanwhile; on \
@@ -286,13 +288,16 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
 /// new write would store differently (compressed with another method, or stored raw when the
 /// method stores the column in fewer bytes: the CALL tries each and keeps what shrinks), scaled
 /// to the table's estimated rows, and the WAL and time [`rewrite::estimate`] gives for them.
-fn rewrite_cost(m: &ColumnMeasurement, recommended: &str, bytes_then: f64) -> (String, String) {
+fn rewrite_cost(m: &ColumnMeasurement, recommended: ToastCompression, bytes_then: f64) -> (String, String) {
     let sampled = m.methods_now.iter().map(|(_, count)| *count).sum::<u64>().max(1) as f64;
     let shrinks = bytes_then < m.blocks.now().total;
     let moved = m
         .methods_now
         .iter()
-        .filter(|(method, _)| if method == "uncompressed" { shrinks } else { method != recommended })
+        .filter(|(method, _)| match ToastCompression::from_setting(method) {
+            Some(method) => method != recommended,
+            None => shrinks, // stored raw
+        })
         .map(|(_, count)| *count)
         .sum::<u64>() as f64;
     let share = moved / sampled;
@@ -346,8 +351,8 @@ mod tests {
             column: "c",
             table_literal: "'public.t'",
             column_name: "c",
-            configured: "",
-            default_method: "pglz",
+            configured: None,
+            default_method: ToastCompression::Pglz,
             methods_now: STORED_RAW,
             pglz,
             lz4,
