@@ -9,7 +9,8 @@
 #      cluster; pgrx-tests/t/cancel.sh: every function that takes a value cancelled on 1 GB
 #      within a second; pgrx-tests/t/standby.sh: wal_whatif on a standby; then
 #      pgrx-tests/t/upgrade.sh: every frozen release updated to this one
-#      must equal a fresh install, object by object
+#      must equal a fresh install, object by object; pgrx-tests/t/recompress.sh: recompress
+#      under concurrent writes, SIGKILL, cancel and max_wal_rate
 #   4. package: scripts/package.sh builds the tarball, pgrx-tests/t/package.sh checks its files and
 #      installs it over / on a fresh cluster
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
@@ -82,6 +83,9 @@ e2e() {
   pgrx-tests/t/report_dbname.sh || failed=1
   pgrx-tests/readme_check.sh || failed=1
   no_crash_in_log && ((failed == 0)) || return 1
+  # recompress under concurrent writes, SIGKILL, cancel and max_wal_rate: after the crash
+  # check, since its sigkill case kills a backend on purpose
+  pgrx-tests/t/recompress.sh || return 1
   cluster_stop
   CLUSTER_MEMORY_LIMIT_KB=1500000 cluster_start limited && pgrx-tests/t/run.sh memory_limited && no_crash_in_log
 }

@@ -7,7 +7,8 @@
 #                                         pgrx-tests/t/package.sh on a fresh cluster of N
 #   scripts/test_version.sh N e2e         pgrx-tests/t/run.sh (every pg_regress test, memory_limited
 #                                         on a memory-limited cluster), on 18 pgrx-tests/t/cancel.sh,
-#                                         pgrx-tests/t/upgrade.sh and pgrx-tests/t/standby.sh
+#                                         pgrx-tests/t/upgrade.sh, pgrx-tests/t/standby.sh and
+#                                         pgrx-tests/t/recompress.sh
 #                                         against the extension installed into N (built once,
 #                                         without the LTO rebuild of 15's layer); on 18, whose
 #                                         initdb turns data checksums on, the WAL tests (wal_fpi,
@@ -41,6 +42,8 @@ case $layer in
     pgrx-tests/t/upgrade.sh || failed=1
     pgrx-tests/t/standby.sh || failed=1
     no_crash_in_log || failed=1
+    # after the crash check: its sigkill case kills a backend on purpose
+    pgrx-tests/t/recompress.sh || failed=1
     cluster_stop
     if ((major >= 18)); then
       cluster_start "e2e-$major-nochecksums" --no-data-checksums || exit 1

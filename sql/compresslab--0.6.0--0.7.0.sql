@@ -198,10 +198,10 @@ BEGIN
             END LOOP;
         END LOOP;
         SELECT e.* INTO est FROM compresslab.recompress_estimate(0, wal_estimate, plan.wal_rate) e;
-        RAISE NOTICE 'compresslab.recompress dry run of %.%: % values read, % to rewrite, storing % now and % with % (TOAST''s own compression of each); about % of WAL (each new row version in full), about % %',
+        RAISE NOTICE 'compresslab.recompress dry run of %.%: % values read, % to rewrite, storing % now and % with % (TOAST''s own compression of each); about % of WAL (each new row version in full), about % s %',
             relation, pg_catalog.quote_ident(column_name), n_read, n_rewritten, pg_catalog.pg_size_pretty(before_bytes),
             pg_catalog.pg_size_pretty(after_bytes), plan.method, pg_catalog.pg_size_pretty(est.wal_bytes),
-            pg_catalog.make_interval(secs => pg_catalog.ceil(est.seconds)),
+            pg_catalog.ceil(est.seconds),
             CASE WHEN plan.wal_rate IS NULL THEN 'at full speed' ELSE 'at max_wal_rate ' OPERATOR(pg_catalog.||) max_wal_rate END;
         RETURN;
     END IF;

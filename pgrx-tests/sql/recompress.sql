@@ -81,6 +81,12 @@ SELECT name, pg_temp.try(q) AS result FROM (VALUES
   ('no relation',         $q$CALL compresslab.recompress(NULL, 'body')$q$),
   ('in a transaction',    $q$CALL compresslab.recompress('docs', 'body')$q$)
 ) AS t(name, q);
+-- What an UPDATE costs beyond its row, said before it runs (a NOTICE)
+SET client_min_messages = notice;
+CREATE TABLE keyed (id text PRIMARY KEY, body text);
+ALTER TABLE keyed REPLICA IDENTITY FULL;
+CALL compresslab.recompress('keyed', 'id', dry_run => true);
+RESET client_min_messages;
 -- Triggers: refused unless told; 'fire' runs them; 'skip' does not.
 CREATE TABLE audited (id int, body text COMPRESSION pglz);
 INSERT INTO audited SELECT g, repeat('audited row ' || g, 400) FROM generate_series(1, 20) g;
@@ -127,6 +133,7 @@ SET ROLE recompress_reader;
 SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4')$q$) AS reader;
 SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4', dry_run => true)$q$) AS reader_dry_run;
 SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4', triggers => 'skip')$q$) AS reader_skip;
+SELECT pg_temp.try($q$CALL compresslab.recompress('shared', 'body', 'lz4', max_replay_lag => '10 s', dry_run => true)$q$) AS reader_replay_lag;
 SET ROLE recompress_writer;
 CALL compresslab.recompress('shared', 'body', 'lz4');
 SELECT relation::text, rows_rewritten FROM compresslab.recompress_progress;

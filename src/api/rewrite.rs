@@ -225,6 +225,9 @@ fn recompress_prepare(
     if !dry_run {
         user_triggers(&leaves, triggers);
     }
+    for cost in update_costs(relid, column.attnum) {
+        notice!("compresslab.recompress: {cost}");
+    }
     TableIterator::once((method, alters, leaves, rewrite::batch_bytes(wal_rate), wal_rate))
 }
 
@@ -249,6 +252,33 @@ fn relation_tree(relid: pg_sys::Oid, column: &str) -> Vec<(pg_sys::Oid, String, 
         })
         .collect()
     })
+}
+
+/// What an UPDATE of the column costs beyond its own row, said before it runs: an indexed
+/// column gets no HOT updates, a key column's rows are locked for keys, REPLICA IDENTITY FULL
+/// logs each old row whole, a published table sends every row to its subscribers.
+fn update_costs(relid: pg_sys::Oid, attnum: i16) -> Vec<String> {
+    let query = "SELECT EXISTS (SELECT FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) $1 \
+                                 AND $2 OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[])), \
+                        EXISTS (SELECT FROM pg_catalog.pg_constraint c WHERE c.conrelid OPERATOR(pg_catalog.=) $1 \
+                                 AND c.contype OPERATOR(pg_catalog.=) ANY ('{p,u,f}'::pg_catalog.\"char\"[]) \
+                                 AND $2 OPERATOR(pg_catalog.=) ANY (c.conkey)), \
+                        (SELECT c.relreplident OPERATOR(pg_catalog.=) 'f' FROM pg_catalog.pg_class c \
+                          WHERE c.oid OPERATOR(pg_catalog.=) $1), \
+                        EXISTS (SELECT FROM pg_catalog.pg_publication p WHERE p.puballtables) \
+                        OR EXISTS (SELECT FROM pg_catalog.pg_publication_rel r WHERE r.prrelid OPERATOR(pg_catalog.=) $1)";
+    let flags: Vec<bool> = Spi::connect(|client| {
+        let rows = client.select(query, Some(1), &[relid.into(), attnum.into()]).unwrap_or_else(|e| spi_failed(e));
+        let row = rows.first();
+        (1..=4).map(|i| row.get::<bool>(i).ok().flatten().unwrap_or(false)).collect()
+    });
+    let said = [
+        "the column is indexed: no rewrite is a HOT update, every index of the table gains an entry per row (until VACUUM)",
+        "the column is in a primary, unique or foreign key: each rewrite locks its row as a key update does, and checks the key",
+        "the table has REPLICA IDENTITY FULL: the WAL of each rewrite holds the old row whole, its values detoasted",
+        "the table is published: logical subscribers receive every row rewritten",
+    ];
+    flags.iter().zip(said).filter(|(on, _)| **on).map(|(_, s)| s.to_string()).collect()
 }
 
 /// Refuses a table with user row triggers on UPDATE unless `triggers` says what to do: an

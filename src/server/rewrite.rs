@@ -9,9 +9,8 @@ use std::ffi::c_char;
 
 use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
 use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
-use pgrx::pg_sys::PgBuiltInOids;
 use pgrx::prelude::*;
-use pgrx::{PgOid, PgRelation, PgSqlErrorCode};
+use pgrx::{PgRelation, PgSqlErrorCode};
 
 use super::names::{quote_identifier, relation_name};
 use super::pages::relation_blocks;
@@ -257,51 +256,63 @@ fn tuple_length(rel: &PgRelation, ctid: &str) -> Option<usize> {
     }
 }
 
-/// Rewrites each picked value as a fresh copy of itself, only in the row version it was read
-/// from, and reads the new version back: its digest must be the one read before.
+/// Rewrites the picked values as fresh copies of themselves in one UPDATE, each only in the
+/// row version it was read from (a row another session changed meanwhile fails the `ctid` and
+/// `xmin` test and is skipped), then reads the new versions back: each must hold the digest
+/// of a value picked (a multiset: values are matched, not rows, since RETURNING names only
+/// the new row versions).
 fn rewrite_picked(table: &str, column: &str, picked: &[Picked], done: &mut BatchDone) {
     let col = quote_identifier(column);
     let update = format!(
         "UPDATE ONLY {table} t SET {col} = compresslab.fresh_copy(t.{col}) \
-          WHERE t.ctid OPERATOR(pg_catalog.=) $1::pg_catalog.tid AND t.xmin OPERATOR(pg_catalog.=) $2::pg_catalog.xid \
+          WHERE t.ctid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]::pg_catalog.tid[]) \
+            AND t.xmin OPERATOR(pg_catalog.=) ($2::pg_catalog.text[]::pg_catalog.xid[])[pg_catalog.array_position( \
+                $1::pg_catalog.text[]::pg_catalog.tid[], t.ctid)] \
          RETURNING t.ctid::pg_catalog.text"
     );
     let read_back =
-        format!("SELECT t.{col} FROM ONLY {table} t WHERE t.ctid OPERATOR(pg_catalog.=) $1::pg_catalog.tid");
-    let text = PgOid::BuiltIn(PgBuiltInOids::TEXTOID);
+        format!("SELECT t.{col} FROM ONLY {table} t WHERE t.ctid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]::pg_catalog.tid[])");
+    let ctids: Vec<String> = picked.iter().map(|p| p.ctid.clone()).collect();
+    let xmins: Vec<String> = picked.iter().map(|p| p.xmin.clone()).collect();
+    let mut unmatched: Vec<(Digest, i64)> = picked.iter().map(|p| (p.digest, p.stored)).collect();
     Spi::connect_mut(|client| {
-        let update = client.prepare_mut(update.as_str(), &[text, text]).unwrap_or_else(|e| spi_failed(e));
-        let read_back = client.prepare(read_back.as_str(), &[text]).unwrap_or_else(|e| spi_failed(e));
-        for p in picked {
+        let new_ctids: Vec<String> = client
+            .update(update.as_str(), None, &[ctids.into(), xmins.into()])
+            .unwrap_or_else(|e| spi_failed(e))
+            .filter_map(|row| row.get::<String>(1).ok().flatten())
+            .collect();
+        done.skipped += (picked.len() - new_ctids.len()) as i64;
+        let expected = new_ctids.len();
+        let mut rows = client.select(read_back.as_str(), None, &[new_ctids.into()]).unwrap_or_else(|e| spi_failed(e));
+        let mut seen = 0;
+        while rows.next().is_some() {
             check_for_interrupts!();
-            let args = [p.ctid.as_str().into(), p.xmin.as_str().into()];
-            let new_ctid: Option<String> =
-                client.update(&update, None, &args).unwrap_or_else(|e| spi_failed(e)).first().get(1).ok().flatten();
-            let Some(new_ctid) = new_ctid else {
-                done.skipped += 1;
-                continue;
+            let Some(datum) = rows.get_datum_by_ordinal(1).ok().flatten() else {
+                corrupted(table, "reads back as NULL")
             };
-            let row = client.select(&read_back, None, &[new_ctid.as_str().into()]).unwrap_or_else(|e| spi_failed(e));
-            let datum = row.first().get_datum_by_ordinal(1).ok().flatten();
-            let Some(datum) = datum else { corrupted(table, &p.ctid, "reads back as NULL") };
             let (_, size) = stored_form(datum);
-            match examine(datum, 0, Decision::Rewrite, false) {
-                Some((digest, _)) if digest == p.digest => {}
-                _ => corrupted(table, &p.ctid, "reads back different bytes"),
-            }
+            let Some((digest, _)) = examine(datum, 0, Decision::Rewrite, false) else {
+                corrupted(table, "cannot be read")
+            };
+            let Some(at) = unmatched.iter().position(|(d, _)| *d == digest) else {
+                corrupted(table, "reads back different bytes")
+            };
+            let (_, stored) = unmatched.swap_remove(at);
             done.rewritten += 1;
-            done.bytes_before += p.stored;
+            done.bytes_before += stored;
             done.bytes_after += size as i64;
+            seen += 1;
+        }
+        if seen != expected {
+            corrupted(table, "is missing")
         }
     });
 }
 
-fn corrupted(table: &str, ctid: &str, what: &str) -> ! {
+fn corrupted(table: &str, what: &str) -> ! {
     report(
         PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-        format!(
-            "recompress: the value of the row at {ctid} of {table} {what} after its rewrite; the batch is rolled back"
-        ),
+        format!("recompress: a value of {table} {what} after its rewrite; the batch is rolled back"),
         Some("Nothing of this batch is kept. Check the server's log and hardware before running recompress again."),
     )
 }

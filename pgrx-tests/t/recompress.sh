@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# CALL compresslab.recompress under what a live server does to it, end to end (the values and
+# errors are in pgrx-tests/sql/recompress.sql):
+#   concurrent  a writer updates (the column, and another column: that keeps the old value),
+#               inserts and deletes rows, each change committed with its own row in a log table,
+#               while recompress runs: every row ends as the log says (no change lost or
+#               reverted, no row lost or duplicated), every other row as it was; a second CALL
+#               after the writer leaves no value in pglz;
+#   sigkill     the backend running it killed with SIGKILL mid-run (the server restarts): the
+#               progress kept says where it stopped, a second CALL goes on from there and
+#               completes, values unchanged;
+#   cancel      pg_cancel_backend mid-batch and mid-pause: the CALL ends within a second
+#               (LIMIT_SECONDS), with SQLSTATE 57014, and the batch in flight leaves nothing;
+#   wal_rate    max_wal_rate => '200 kB/s' held within 10% over a run of at least 20 s (WAL from
+#               pg_current_wal_lsn()).
+# Runs against the cluster of scripts/cluster.sh (PGHOST, PGPORT, PGUSER), as a superuser, in a
+# database of its own (e2e_recompress); the writer is a psql on the same socket, a bounded loop.
+# Prints a line per case and ends with "N passed, N failed"; exits non-zero if any case failed.
+# Optional arguments: the cases to run.
+set -uo pipefail
+pg_config=${PG_CONFIG:-/usr/bin/pg_config}
+bindir=$("$pg_config" --bindir)
+export PGOPTIONS="-c client_min_messages=warning -c lc_messages=C"
+export PGDATABASE=e2e_recompress
+LIMIT_SECONDS=${LIMIT_SECONDS:-1.0}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+q() { "$bindir/psql" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+now() { date +%s.%N; }
+# Waits until the server accepts connections again (after a crash restart), 60 s at most.
+wait_ready() {
+  for _ in $(seq 600); do
+    q -d postgres -c 'SELECT 1' >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# Waits until `recompress` has committed a batch on table $1 (its progress shows blocks done).
+wait_progress() {
+  for _ in $(seq 300); do
+    [[ $(q -c "SELECT count(*) FROM compresslab.recompress_state WHERE relid = '$1'::regclass AND next_block > 0") == 1 ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+setup() {
+  q -d postgres -c 'DROP DATABASE IF EXISTS e2e_recompress' -c 'CREATE DATABASE e2e_recompress' || return 1
+  q <<'SQL'
+CREATE EXTENSION compresslab;
+-- a row's value: compressible text, ~6 kB, distinct per (id, version)
+CREATE FUNCTION doc(id int, version int) RETURNS text LANGUAGE sql IMMUTABLE
+  AS $$ SELECT repeat('document ' || id || ' version ' || version || '; ', 250) $$;
+CREATE FUNCTION fill(t text, n int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, hits int NOT NULL DEFAULT 0, body text COMPRESSION pglz)', t);
+  EXECUTE format('INSERT INTO %I (id, body) SELECT g, doc(g, 0) FROM generate_series(1, %s) g', t, n);
+  EXECUTE format('ANALYZE %I', t);
+END $$;
+SQL
+}
+
+# The writer: n changes, each committed with its row in writes (op, id, the body's md5 after).
+writer_sql() {
+  cat <<'SQL'
+CREATE TABLE writes (seq bigserial, op text, id int, body_md5 text);
+CREATE PROCEDURE write_loop(n int) LANGUAGE plpgsql AS $$
+DECLARE
+  target int;
+  v text;
+BEGIN
+  FOR i IN 1 .. n LOOP
+    target := 1 + (i * 7919) % 3000;
+    CASE i % 4
+      WHEN 0 THEN   -- a new value
+        v := doc(target, i);
+        UPDATE live SET body = v WHERE id = target;
+        IF FOUND THEN INSERT INTO writes (op, id, body_md5) VALUES ('update', target, md5(v)); END IF;
+      WHEN 1 THEN   -- another column: the row moves, keeping its stored value
+        UPDATE live SET hits = hits + 1 WHERE id = target RETURNING md5(body) INTO v;
+        IF FOUND THEN INSERT INTO writes (op, id, body_md5) VALUES ('touch', target, v); END IF;
+      WHEN 2 THEN
+        DELETE FROM live WHERE id = target;
+        IF FOUND THEN INSERT INTO writes (op, id, body_md5) VALUES ('delete', target, NULL); END IF;
+      ELSE
+        v := doc(100000 + i, i);
+        INSERT INTO live (id, body) VALUES (100000 + i, v);
+        INSERT INTO writes (op, id, body_md5) VALUES ('insert', 100000 + i, md5(v));
+    END CASE;
+    COMMIT;
+  END LOOP;
+END $$;
+SQL
+}
+
+case_concurrent() {
+  q -c "SELECT fill('live', 3000)" >/dev/null && writer_sql | q >/dev/null || return 1
+  q -c "CREATE TABLE live_before AS SELECT id, md5(body) AS body_md5 FROM live" || return 1
+  q -c "CALL write_loop(4000)" 2>"$work/writer.err" &
+  local writer=$!
+  q -c "CALL compresslab.recompress('live', 'body', 'lz4', batch_rows => 50)" 2>"$work/recompress.err" || { cat "$work/recompress.err"; return 1; }
+  local writer_running=0
+  kill -0 "$writer" 2>/dev/null && writer_running=1
+  wait "$writer" || { cat "$work/writer.err"; return 1; }
+  # The model: the rows before, then each logged change in order.
+  local mismatches
+  mismatches=$(q <<'SQL'
+WITH last AS (SELECT DISTINCT ON (id) id, op, body_md5 FROM writes ORDER BY id, seq DESC),
+expected AS (
+  SELECT b.id, b.body_md5 FROM live_before b WHERE b.id NOT IN (SELECT id FROM last)
+  UNION ALL SELECT id, body_md5 FROM last WHERE op <> 'delete')
+SELECT count(*) FROM expected e FULL JOIN (SELECT id, md5(body) AS body_md5 FROM live) l USING (id)
+ WHERE e.body_md5 IS DISTINCT FROM l.body_md5 OR e.id IS NULL OR l.id IS NULL
+SQL
+  )
+  local skipped changes
+  skipped=$(q -c "SELECT rows_skipped FROM compresslab.recompress_state WHERE relid = 'live'::regclass")
+  changes=$(q -c "SELECT count(*) FROM writes")
+  q -c "CALL compresslab.recompress('live', 'body', 'lz4')" || return 1
+  local left
+  left=$(q -c "SELECT count(*) FROM live WHERE pg_column_compression(body) = 'pglz'")
+  echo "  $changes changes logged (writer still running when recompress ended: $writer_running), $skipped rows skipped as changed meanwhile, rows differing from the log: $mismatches, values left in pglz after a second CALL: $left"
+  [[ $mismatches == 0 && $left == 0 && $changes -gt 1000 ]]
+}
+
+case_sigkill() {
+  q -c "SELECT fill('killed', 4000)" >/dev/null || return 1
+  q -c "CREATE TABLE killed_before AS SELECT id, md5(body) AS body_md5 FROM killed" || return 1
+  q -c "CALL compresslab.recompress('killed', 'body', 'lz4', batch_rows => 20, max_wal_rate => '300 kB/s')" 2>"$work/killed.err" &
+  local caller=$!
+  wait_progress killed || { echo "  no batch committed"; return 1; }
+  local pid
+  pid=$(q -c "SELECT pid FROM compresslab.recompress_state WHERE relid = 'killed'::regclass")
+  kill -KILL "$pid" || return 1
+  wait "$caller"
+  wait_ready || { echo "  the server did not come back"; return 1; }
+  local at state
+  at=$(q -c "SELECT next_block || ' of ' || total_blocks || ' blocks, ' || rows_rewritten || ' rows rewritten' FROM compresslab.recompress_state WHERE relid = 'killed'::regclass")
+  state=$(q -c "SELECT state FROM compresslab.recompress_progress WHERE relation = 'killed'::regclass")
+  local done_before
+  done_before=$(q -c "SELECT count(*) FROM killed WHERE pg_column_compression(body) = 'lz4'")
+  q -c "CALL compresslab.recompress('killed', 'body', 'lz4', batch_rows => 500)" || return 1
+  local result
+  result=$(q -c "SELECT count(*) FILTER (WHERE pg_column_compression(k.body) = 'lz4') || ' ' || count(*) FILTER (WHERE md5(k.body) = b.body_md5) || ' ' || count(*)
+                   FROM killed k FULL JOIN killed_before b USING (id)")
+  # the progress kept across the kill: the two calls' rows add up to every row, once
+  local resumed
+  resumed=$(q -c "SELECT state = 'done' AND rows_rewritten = 4000 FROM compresslab.recompress_state WHERE relid = 'killed'::regclass")
+  echo "  killed at $at ($state; $done_before values already lz4); after a second CALL (lz4, unchanged, rows): $result; the second went on, not over: $resumed"
+  [[ $result == "4000 4000 4000" && $resumed == t && $done_before -gt 0 && $state == stopped* ]]
+}
+
+# cancel_at LABEL SQL DELAY: runs SQL, cancels it DELAY s after it shows in pg_stat_activity.
+cancel_at() {
+  local label=$1 sql=$2 delay=$3 pid=
+  q -c "$sql" 2>"$work/cancel.err" &
+  local caller=$!
+  for _ in $(seq 200); do
+    pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE query LIKE 'CALL compresslab.recompress(%' AND pid <> pg_backend_pid()")
+    [[ -n $pid ]] && break
+    sleep 0.05
+  done
+  [[ -n $pid ]] || { echo "  $label: the CALL did not start"; return 1; }
+  sleep "$delay"
+  local t0 t1 seconds
+  t0=$(now)
+  q -c "SELECT pg_cancel_backend($pid)" >/dev/null
+  wait "$caller"
+  t1=$(now)
+  seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+  echo "  $label: ended $seconds s after the cancel: $(grep -m1 ERROR "$work/cancel.err")"
+  grep -q 'canceling statement due to user request' "$work/cancel.err" &&
+    awk -v s="$seconds" -v l="$LIMIT_SECONDS" 'BEGIN { exit !(s <= l) }'
+}
+
+case_cancel() {
+  q -c "SELECT fill('cancelled', 20000)" >/dev/null || return 1
+  # one batch of 20,000 rows (120 MB of values to read and rewrite), cancelled inside it: the
+  # batch rolls back, nothing of it stays
+  cancel_at "mid-batch" "CALL compresslab.recompress('cancelled', 'body', 'lz4', batch_rows => 20000)" 0.3 || return 1
+  local kept
+  kept=$(q -c "SELECT count(*) FROM cancelled WHERE pg_column_compression(body) = 'lz4'")
+  echo "  values rewritten by the cancelled batch that stayed: $kept"
+  [[ $kept == 0 ]] || return 1
+  # at 1 kB/s, each small batch is followed by a pause of seconds: cancelled in it
+  cancel_at "mid-pause" "CALL compresslab.recompress('cancelled', 'body', 'lz4', batch_rows => 50, max_wal_rate => '1 kB/s')" 1.0
+}
+
+case_wal_rate() {
+  # 4,000 rows, each a 1 kB incompressible column beside a 5 kB text: every rewrite writes the
+  # row anew, ~1.2 kB of WAL; about 5 MB at 200 kB/s: about 24 s
+  q <<'SQL' >/dev/null || return 1
+CREATE TABLE paced (id int, filler bytea, body text COMPRESSION pglz);
+INSERT INTO paced SELECT g, decode(string_agg(md5(g || '-' || k), ''), 'hex'), repeat('paced row ' || g || ' ', 500)
+  FROM generate_series(1, 4000) g, generate_series(1, 64) k GROUP BY g;
+ANALYZE paced;
+SQL
+  local lsn0 lsn1 t0 t1
+  lsn0=$(q -c "SELECT pg_current_wal_lsn()")
+  t0=$(now)
+  q -c "CALL compresslab.recompress('paced', 'body', 'lz4', max_wal_rate => '200 kB/s')" || return 1
+  t1=$(now)
+  lsn1=$(q -c "SELECT pg_current_wal_lsn()")
+  local bytes
+  bytes=$(q -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')::bigint")
+  awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN {
+    s = z - a; rate = b / s; target = 200 * 1024
+    printf "  %.0f bytes of WAL in %.1f s: %.0f bytes/s, %+.1f%% of 200 kB/s\n", b, s, rate, (rate / target - 1) * 100
+    exit !(s >= 20 && rate <= target * 1.1 && rate >= target * 0.9) }'
+}
+
+cases=(concurrent sigkill cancel wal_rate)
+(($#)) && cases=("$@")
+setup >/dev/null || { echo "recompress: set-up failed"; exit 1; }
+passed=0 failed=0
+for c in "${cases[@]}"; do
+  started=$(now)
+  if out=$("case_$c" 2>&1); then
+    echo "recompress: $c ... ok ($(awk -v a="$started" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s)"
+    passed=$((passed + 1))
+  else
+    echo "recompress: $c ... FAILED"
+    failed=$((failed + 1))
+  fi
+  [[ -n $out ]] && echo "$out"
+done
+echo "$passed passed, $failed failed"
+((failed == 0))
