@@ -91,6 +91,14 @@ impl ToastCompression {
         }
     }
 
+    /// Its `pg_attribute.attcompression` code (and `toast_compress_datum`'s `cmethod`).
+    pub fn attcompression(self) -> u8 {
+        match self {
+            ToastCompression::Pglz => b'p',
+            ToastCompression::Lz4 => b'l',
+        }
+    }
+
     /// A method as `pg_column_compression()` or `default_toast_compression` names it.
     pub fn from_setting(text: &str) -> Option<ToastCompression> {
         ToastCompression::ALL.iter().copied().find(|m| m.name() == text.trim())
@@ -131,5 +139,8 @@ mod tests {
         }
         assert_eq!(ToastCompression::from_attcompression(b'l'), Some(ToastCompression::Lz4));
         assert_eq!(ToastCompression::from_attcompression(0), None);
+        for &t in ToastCompression::ALL {
+            assert_eq!(ToastCompression::from_attcompression(t.attcompression()), Some(t));
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! rewrites one batch (`crate::server::rewrite`), [`fresh_copy`] is the value each UPDATE
 //! writes, [`recompress_pause`] and [`recompress_estimate`] the throttle and the cost.
 
+use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::rewrite;
 use compresslab_core::CodecError;
 use pgrx::datum::Interval;
@@ -129,18 +130,18 @@ fn checked_column(relid: pg_sys::Oid, name: &str) -> Column {
 
 /// The method to recompress with: `method`, or the column's own, or `default_toast_compression`.
 fn target_method(method: Option<&str>, column: &Column) -> String {
-    let method = match (method, column.compression.as_str()) {
+    let column_method = column.compression.bytes().next().and_then(ToastCompression::from_attcompression);
+    let method = match (method, column_method) {
         (Some(m), _) => m.to_string(),
-        (None, "p") => "pglz".into(),
-        (None, "l") => "lz4".into(),
-        (None, _) => Spi::get_one::<String>("SELECT pg_catalog.current_setting('default_toast_compression')")
+        (None, Some(m)) => m.setting().to_string(),
+        (None, None) => Spi::get_one::<String>("SELECT pg_catalog.current_setting('default_toast_compression')")
             .unwrap_or_else(|e| spi_failed(e))
             .unwrap_or_default(),
     };
-    if !matches!(method.as_str(), "pglz" | "lz4") {
-        raise(CodecError::invalid(format!("method must be 'pglz' or 'lz4' (TOAST's methods), got {method:?}")));
+    match ToastCompression::from_setting(&method) {
+        Some(m) => m.setting().to_string(),
+        None => raise(CodecError::invalid(format!("method must be 'pglz' or 'lz4' (TOAST's methods), got {method:?}"))),
     }
-    method
 }
 
 /// Every check `recompress` makes before it changes anything, and its plan: the method, the
@@ -202,7 +203,7 @@ fn recompress_prepare(
         );
     }
     let tree = relation_tree(relid, column_name);
-    let method_char = if method == "lz4" { "l" } else { "p" };
+    let method_char = ToastCompression::from_setting(&method).map_or('p', |m| m.attcompression() as char).to_string();
     let col = quote_identifier(column_name);
     let mut alters = Vec::new();
     let mut leaves = Vec::new();
@@ -353,7 +354,7 @@ fn recompress_batch(
             Some("CALL compresslab.recompress on it rewrites each partition in turn."),
         );
     }
-    if !matches!(method, "pglz" | "lz4") || first_block < 0 || batch_rows < 1 || batch_bytes < 1 {
+    if ToastCompression::from_setting(method).is_none() || first_block < 0 || batch_rows < 1 || batch_bytes < 1 {
         raise(CodecError::invalid(
             "method must be 'pglz' or 'lz4', first_block at least 0, batch_rows and batch_bytes at least 1",
         ));

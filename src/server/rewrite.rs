@@ -7,6 +7,7 @@
 
 use std::ffi::c_char;
 
+use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
 use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
 use pgrx::prelude::*;
@@ -77,7 +78,7 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
         return done;
     }
     let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
-    let cmethod = if spec.method == "lz4" { b'l' } else { b'p' } as c_char;
+    let cmethod = ToastCompression::from_setting(spec.method).map_or(b'p', ToastCompression::attcompression) as c_char;
     let (picked, next_block) = pick(&rel, &table, spec, end, cmethod, &mut done);
     done.next_block = next_block;
     if !spec.dry_run && !picked.is_empty() {
