@@ -99,6 +99,23 @@ SELECT count(*) AS trigger_fired FROM audit_log;
 CALL compresslab.recompress('audited', 'body', 'pglz', triggers => 'skip');
 SELECT count(*) AS not_fired_again FROM audit_log;
 SELECT pg_column_compression(body), count(*) FROM audited GROUP BY 1;
+-- A superuser rewriting another role's table runs the table's code (here its trigger) as the
+-- table's owner, not as a superuser: pasting the advice's CALL runs nothing with more rights.
+CREATE ROLE recompress_owner;
+CREATE TABLE owned (id int, body text COMPRESSION pglz);
+CREATE TABLE owned_log (who name);
+ALTER TABLE owned OWNER TO recompress_owner;
+ALTER TABLE owned_log OWNER TO recompress_owner;
+CREATE FUNCTION log_who() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO owned_log VALUES (current_user); RETURN NEW; END $$;
+CREATE TRIGGER owned_update BEFORE UPDATE ON owned FOR EACH ROW EXECUTE FUNCTION log_who();
+INSERT INTO owned SELECT g, repeat('owned ' || g, 500) FROM generate_series(1, 5) g;
+TRUNCATE owned_log;
+CALL compresslab.recompress('owned', 'body', 'lz4', triggers => 'fire');
+SELECT who, count(*) FROM owned_log GROUP BY 1;
+SELECT pg_column_compression(body), count(*) FROM owned GROUP BY 1;
+DROP TABLE owned, owned_log;
+DROP FUNCTION log_who();
+DROP ROLE recompress_owner;
 -- A partitioned table: each partition in turn, and each partition's column set too.
 CREATE TABLE events (id int, payload text COMPRESSION pglz) PARTITION BY RANGE (id);
 CREATE TABLE events_a PARTITION OF events FOR VALUES FROM (0) TO (100);

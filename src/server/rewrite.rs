@@ -10,8 +10,9 @@ use std::ffi::c_char;
 use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
 use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
+use pgrx::pg_sys::PgBuiltInOids;
 use pgrx::prelude::*;
-use pgrx::{PgRelation, PgSqlErrorCode};
+use pgrx::{PgOid, PgRelation, PgSqlErrorCode};
 
 use super::names::{quote_identifier, relation_name};
 use super::pages::relation_blocks;
@@ -82,7 +83,9 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
     let (picked, next_block) = pick(&rel, &table, spec, end, cmethod, &mut done);
     done.next_block = next_block;
     if !spec.dry_run && !picked.is_empty() {
-        rewrite_picked(&table, spec.column, &picked, &mut done);
+        // SAFETY: rd_rel is valid for an open relation.
+        let owner = unsafe { (*rel.rd_rel).relowner };
+        rewrite_picked(&table, spec.column, owner, &picked, &mut done);
     }
     done.wal_total = wal_written();
     done
@@ -262,7 +265,13 @@ fn tuple_length(rel: &PgRelation, ctid: &str) -> Option<usize> {
 /// `xmin` test and is skipped), then reads the new versions back: each must hold the digest
 /// of a value picked (a multiset: values are matched, not rows, since RETURNING names only
 /// the new row versions).
-fn rewrite_picked(table: &str, column: &str, picked: &[Picked], done: &mut BatchDone) {
+///
+/// A superuser rewriting another role's table runs the UPDATE as that role, in a
+/// security-restricted operation (as PostgreSQL runs VACUUM and ANALYZE): the table's index
+/// expressions, constraints and triggers are its owner's code, which must not run with a
+/// superuser's rights when the advice's CALL is pasted. The statement is prepared first, as
+/// the caller (names are looked up then).
+fn rewrite_picked(table: &str, column: &str, owner: pg_sys::Oid, picked: &[Picked], done: &mut BatchDone) {
     let col = quote_identifier(column);
     let update = format!(
         "UPDATE ONLY {table} t SET {col} = compresslab.fresh_copy(t.{col}) \
@@ -276,12 +285,16 @@ fn rewrite_picked(table: &str, column: &str, picked: &[Picked], done: &mut Batch
     let ctids: Vec<String> = picked.iter().map(|p| p.ctid.clone()).collect();
     let xmins: Vec<String> = picked.iter().map(|p| p.xmin.clone()).collect();
     let mut unmatched: Vec<(Digest, i64)> = picked.iter().map(|p| (p.digest, p.stored)).collect();
+    let text_array = PgOid::BuiltIn(PgBuiltInOids::TEXTARRAYOID);
     Spi::connect_mut(|client| {
+        let update = client.prepare_mut(update.as_str(), &[text_array, text_array]).unwrap_or_else(|e| spi_failed(e));
+        let as_owner = AsOwner::enter(owner);
         let new_ctids: Vec<String> = client
-            .update(update.as_str(), None, &[ctids.into(), xmins.into()])
+            .update(&update, None, &[ctids.into(), xmins.into()])
             .unwrap_or_else(|e| spi_failed(e))
             .filter_map(|row| row.get::<String>(1).ok().flatten())
             .collect();
+        drop(as_owner);
         done.skipped += (picked.len() - new_ctids.len()) as i64;
         let expected = new_ctids.len();
         let mut rows = client.select(read_back.as_str(), None, &[new_ctids.into()]).unwrap_or_else(|e| spi_failed(e));
@@ -308,6 +321,37 @@ fn rewrite_picked(table: &str, column: &str, picked: &[Picked], done: &mut Batch
             corrupted(table, "is missing")
         }
     });
+}
+
+/// The table's owner as the current user, in a security-restricted operation, while a
+/// superuser who is not the owner rewrites; the caller again on drop (an ERROR in between is
+/// undone by the transaction's abort, which restores the user).
+struct AsOwner(Option<(pg_sys::Oid, i32)>);
+
+impl AsOwner {
+    fn enter(owner: pg_sys::Oid) -> AsOwner {
+        // SAFETY: reads and sets the backend's current user and security context, restored
+        // by Drop (or by the transaction's abort).
+        unsafe {
+            let (mut user, mut context) = (pg_sys::InvalidOid, 0);
+            pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
+            if user == owner || !pg_sys::superuser() {
+                return AsOwner(None);
+            }
+            let restricted = (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32;
+            pg_sys::SetUserIdAndSecContext(owner, context | restricted);
+            AsOwner(Some((user, context)))
+        }
+    }
+}
+
+impl Drop for AsOwner {
+    fn drop(&mut self) {
+        if let Some((user, context)) = self.0 {
+            // SAFETY: restores what enter() read.
+            unsafe { pg_sys::SetUserIdAndSecContext(user, context) }
+        }
+    }
 }
 
 fn corrupted(table: &str, what: &str) -> ! {
