@@ -57,7 +57,7 @@ install: all
 # pg_regress feeds each script to psql on standard input, so `\ir` resolves from the working
 # directory: run from pgrx-tests/sql/ (as pgrx-tests/t/run.sh does).
 installcheck: check-pg-config
-	rm -rf pgrx-tests/results/installcheck
+	rm -rf pgrx-tests/results/installcheck && mkdir -p pgrx-tests/results/installcheck
 	cd pgrx-tests/sql && "$(PKGLIBDIR)/pgxs/src/test/regress/pg_regress" --inputdir=.. \
 	  --outputdir=../results/installcheck --bindir="$(BINDIR)" --dbname=$(CONTRIB_TESTDB) $(REGRESS)
 
