@@ -10,14 +10,14 @@
 #   make install [DESTDIR=...]      copy the library and the SQL files into pg_config's
 #                                   --pkglibdir and --sharedir/extension (no cargo run as root)
 #   make installcheck               pg_regress: REGRESS's tests of pgrx-tests/ against the running
-#                                   server of PG_CONFIG's installation (PGHOST, PGPORT, PGUSER;
-#                                   CONTRIB_TESTDB names the database, created afresh)
+#                                   server of PG_CONFIG's installation (PGHOST, PGPORT, PGUSER),
+#                                   each in a database CONTRIB_TESTDB_<test>, created afresh
 #   make uninstall                  remove the installed files
 #   make clean                      remove target/pgxn/
 PG_CONFIG ?= pg_config
 CARGO ?= cargo
 LTO ?= yes
-REGRESS ?= basics codecs errors tiny_inputs
+REGRESS ?= basics errors tiny_inputs
 CONTRIB_TESTDB ?= contrib_regression
 
 EXTENSION = compresslab
@@ -54,12 +54,18 @@ install: all
 	install -m 755 "$(TREE)$(PKGLIBDIR)/$(EXTENSION).so" "$(DESTDIR)$(PKGLIBDIR)/"
 	install -m 644 "$(TREE)$(EXTDIR)"/$(EXTENSION).control "$(TREE)$(EXTDIR)"/$(EXTENSION)--*.sql "$(DESTDIR)$(EXTDIR)/"
 
-# pg_regress feeds each script to psql on standard input, so `\ir` resolves from the working
-# directory: run from pgrx-tests/sql/ (as pgrx-tests/t/run.sh does).
+# Each test in a database of its own (CONTRIB_TESTDB_<test>), as pgrx-tests/t/run.sh runs them:
+# every script creates the extension. pg_regress feeds each script to psql on standard input,
+# so `\ir` resolves from the working directory: run from pgrx-tests/sql/. A failing test's diff
+# is printed.
 installcheck: check-pg-config
-	rm -rf pgrx-tests/results/installcheck && mkdir -p pgrx-tests/results/installcheck
-	cd pgrx-tests/sql && "$(PKGLIBDIR)/pgxs/src/test/regress/pg_regress" --inputdir=.. \
-	  --outputdir=../results/installcheck --bindir="$(BINDIR)" --dbname=$(CONTRIB_TESTDB) $(REGRESS)
+	rm -rf pgrx-tests/results/installcheck
+	cd pgrx-tests/sql && failed=0; for t in $(REGRESS); do \
+	  mkdir -p ../results/installcheck/$$t; \
+	  "$(PKGLIBDIR)/pgxs/src/test/regress/pg_regress" --inputdir=.. --outputdir=../results/installcheck/$$t \
+	    --bindir="$(BINDIR)" --dbname=$(CONTRIB_TESTDB)_$$t $$t || \
+	    { cat ../results/installcheck/$$t/regression.diffs; failed=1; }; \
+	done; exit $$failed
 
 uninstall: check-pg-config
 	rm -f "$(DESTDIR)$(PKGLIBDIR)/$(EXTENSION).so" "$(DESTDIR)$(EXTDIR)/$(EXTENSION).control" \
