@@ -134,6 +134,6 @@ find "$stage" -type d -exec chmod 755 {} +
 find "$stage" -exec touch -h -d "@$mtime" {} +
 SOURCE_DATE_EPOCH=$mtime dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb.tmp" >/dev/null
 mv "$deb.tmp" "$deb"
-dpkg-deb --contents "$deb" | awk '{print "package:   " $NF}'
+dpkg-deb --contents "$deb" | awk '$1 !~ /^d/ {print "package:   " $NF}'
 echo "package: $deb"
 echo "package: $tarball"
