@@ -16,6 +16,7 @@
 set -euo pipefail
 
 PGRX_VERSION=0.18.0
+PGXN_META_VERSION=0.7.0
 PG_MAJOR=15
 print_pg_config=false
 while (($#)); do
@@ -80,6 +81,27 @@ if [[ "$(cargo pgrx --version 2>/dev/null || true)" == "cargo-pgrx $PGRX_VERSION
 else
   step "cargo-pgrx" "installing $PGRX_VERSION (about 4 minutes)"
   cargo install cargo-pgrx --version "$PGRX_VERSION" --locked --force --quiet
+fi
+
+# The package layer's tools (pgrx-tests/t/package.sh): lintian judges the Debian package,
+# dpkg-shlibdeps (dpkg-dev) computes its Depends, pgxnclient installs the PGXN zip.
+for pkg in lintian dpkg-dev pgxnclient; do
+  if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    step "$pkg" "present"
+  else
+    step "$pkg" "installing"
+    apt_log=$(mktemp)
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$pkg"; } >"$apt_log" 2>&1 ||
+      { cat "$apt_log"; exit 1; }
+    rm -f "$apt_log"
+  fi
+done
+# pgxn_meta, PGXN's validator of META.json (the gates, scripts/meta_json.py).
+if [[ "$(pgxn_meta --version 2>/dev/null || true)" == *" $PGXN_META_VERSION" ]]; then
+  step "pgxn_meta" "$PGXN_META_VERSION present"
+else
+  step "pgxn_meta" "installing $PGXN_META_VERSION (about 3 minutes)"
+  cargo install pgxn_meta --version "$PGXN_META_VERSION" --locked --force --quiet
 fi
 
 if ((PG_MAJOR != 15)); then

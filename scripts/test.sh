@@ -11,8 +11,9 @@
 #      pgrx-tests/t/upgrade.sh: every frozen release updated to this one
 #      must equal a fresh install, object by object; pgrx-tests/t/recompress.sh: recompress
 #      under concurrent writes, SIGKILL, cancel and max_wal_rate
-#   4. package: scripts/package.sh builds the tarball, pgrx-tests/t/package.sh checks its files and
-#      installs it over / on a fresh cluster
+#   4. package: scripts/package.sh builds the Debian package and the tarball; pgrx-tests/t/package.sh
+#      checks their files and lintian's verdict, installs the package with apt-get on a fresh
+#      cluster and removes it, and installs scripts/pgxn_bundle.sh's zip with the PGXN client
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
 #   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "16 17 18"; empty for
 #      none), the server set up (scripts/setup.sh --pg N, cached), then the in-server layer, the
@@ -20,7 +21,7 @@
 #      tests also without data checksums); on 16, whose server here has no lz4, zstd or
 #      contrib, pgrx-tests/t/smoke_pg16.sh instead. Gates, core and fuzz do not depend on the server:
 #      15 only.
-# The gates also check META.json (PGXN) against Cargo.toml.
+# The gates also check META.json (PGXN): valid by PGXN's validator pgxn_meta, and against Cargo.toml.
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,25 +35,9 @@ run_layer() {
   if "$@"; then status[$name]=passed; else status[$name]=FAILED; fi
 }
 
-# PGXN's META.json: the keys spec 1.0.0 requires, and the version of Cargo.toml.
-meta_json() {
-  python3 - <<'PY'
-import json, re, sys
-meta = json.load(open("META.json"))
-version = re.search(r'^version = "(.*)"$', open("Cargo.toml").read(), re.M).group(1)
-errors = [f"META.json: no {k}" for k in ("name", "abstract", "version", "maintainer", "license", "provides", "meta-spec")
-          if not meta.get(k)]
-provided = meta.get("provides", {}).get("compresslab", {})
-errors += [f"META.json: no provides.compresslab.{k}" for k in ("file", "version", "abstract") if not provided.get(k)]
-errors += [f"META.json: {k} is {v!r}, Cargo.toml's version is {version!r}"
-           for k, v in (("version", meta.get("version")), ("provides.compresslab.version", provided.get("version")))
-           if v != version]
-if meta.get("meta-spec", {}).get("version") != "1.0.0":
-    errors.append("META.json: meta-spec.version is not 1.0.0")
-print("\n".join(errors) or f"META.json: complete, version {version}")
-sys.exit(1 if errors else 0)
-PY
-}
+# PGXN's META.json: valid by PGXN's validator pgxn_meta (Meta Spec 1.0.0), Cargo.toml's version,
+# the PostgreSQL range of the majors Cargo.toml builds for (scripts/meta_json.py).
+meta_json() { scripts/meta_json.py META.json Cargo.toml; }
 # Every Python program of the repository (the scripts' helpers, which no compiler reads)
 # through pyflakes: undefined names, unused imports and variables, syntax errors.
 python_lint() {
@@ -92,12 +77,12 @@ e2e() {
 run_layer "end-to-end (pgrx-tests)" e2e
 cluster_stop
 trap - EXIT
-# The tarball, from the release build install_extension made (the package test starts and stops
-# a cluster of its own).
-run_layer "package (tarball)" bash -c 'scripts/package.sh && pgrx-tests/t/package.sh'
+# The packages, from the release build install_extension made (the package test starts and stops
+# clusters of its own, and puts the machine's install back after).
+run_layer "package (deb, tarball, PGXN)" bash -c 'scripts/package.sh && pgrx-tests/t/package.sh'
 # A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
 run_layer "fuzz (smoke)" scripts/fuzz.sh 5
-layers=("gates (fmt, clippy, META.json, pyflakes)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (tarball)" "fuzz (smoke)")
+layers=("gates (fmt, clippy, META.json, pyflakes)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (deb, tarball, PGXN)" "fuzz (smoke)")
 for major in ${COMPRESSLAB_TEST_PG-16 17 18}; do
   if ((major == 16)); then
     # 16's only server here lacks lz4, zstd and contrib: a smoke test, not the suites.

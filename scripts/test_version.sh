@@ -2,9 +2,12 @@
 # The test layers on another PostgreSQL major (17 or 18), run by scripts/test.sh after the full
 # suite on 15:
 #   scripts/test_version.sh N in-server   #[pg_test] tests inside PostgreSQL N (cargo pgrx test pgN)
-#   scripts/test_version.sh N package     scripts/package.sh's tarball for N (compresslab-<v>-pgN-
-#                                         <arch>.tar.gz), checked and installed over / by
-#                                         pgrx-tests/t/package.sh on a fresh cluster of N
+#   scripts/test_version.sh N package     scripts/package.sh's Debian package and tarball for N,
+#                                         checked by pgrx-tests/t/package.sh (files, control
+#                                         fields, lintian; the package's contents against the
+#                                         tarball's), the tarball installed over / on a fresh
+#                                         cluster of N: N's server here is not a Debian package,
+#                                         so the package's Depends cannot be satisfied
 #   scripts/test_version.sh N e2e         pgrx-tests/t/run.sh (every pg_regress test, memory_limited
 #                                         on a memory-limited cluster), on 18 pgrx-tests/t/cancel.sh,
 #                                         pgrx-tests/t/upgrade.sh, pgrx-tests/t/standby.sh and
