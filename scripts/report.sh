@@ -20,6 +20,9 @@
 # REPORT_BUDGET (default '30 s') bounds the advisor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# rustup installs cargo in ~/.cargo/bin, which a bare shell's PATH (env -i PATH=/usr/bin:/bin)
+# does not name.
+[[ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 PGBENCH_SCALE=${PGBENCH_SCALE:-5}
 # Exported: report_user.sh (--dbname) reads it too.
 export REPORT_BUDGET=${REPORT_BUDGET:-30 s}

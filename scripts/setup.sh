@@ -14,6 +14,9 @@
 #                               in ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the
 #                               folder), so a second run takes seconds.
 set -euo pipefail
+# rustup installs cargo in ~/.cargo/bin, which a bare shell's PATH (env -i PATH=/usr/bin:/bin)
+# does not name.
+[[ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 PGRX_VERSION=0.18.0
 PGXN_META_VERSION=0.7.0

@@ -25,6 +25,9 @@
 # Every layer runs even if an earlier one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# rustup installs cargo in ~/.cargo/bin, which a bare shell's PATH (env -i PATH=/usr/bin:/bin)
+# does not name.
+[[ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 scripts/setup.sh
 source scripts/cluster.sh
 
