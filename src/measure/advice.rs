@@ -334,10 +334,15 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
     }
     let timing = Payload::new(column.target.clone(), timing);
     let iterations = if Instant::now() >= deadline { 1 } else { TOAST_ITERATIONS };
-    let mut speeds = codecs.iter_mut().map(|(name, codec)| {
-        toast::estimate(&timing, sampler.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise()
-    });
-    let (Some(pglz), Some(lz4)) = (speeds.next(), speeds.next()) else { return ColumnOutcome::Empty };
+    // codecs are in ToastCompression::ALL's order, so are the speeds
+    let speeds: Vec<toast::ToastRow> = codecs
+        .iter_mut()
+        .map(|(name, codec)| {
+            toast::estimate(&timing, sampler.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise()
+        })
+        .collect();
+    let speed = |method: ToastCompression| &speeds[method as usize];
+    let (pglz, lz4) = (speed(ToastCompression::Pglz), speed(ToastCompression::Lz4));
     let (written, read) = activity::table_rows(column.table);
     let row = advisor::toast::column_row(&ColumnMeasurement {
         target: &column.target,
@@ -348,8 +353,8 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
         configured: column.compression,
         default_method,
         methods_now: &methods_now,
-        pglz: &pglz,
-        lz4: &lz4,
+        pglz,
+        lz4,
         blocks: &blocks,
         written,
         read,

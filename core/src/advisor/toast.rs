@@ -122,7 +122,7 @@ pub struct ColumnMeasurement<'a> {
     pub pglz: &'a ToastRow,
     pub lz4: &'a ToastRow,
     /// The block sample: per block, the column's stored bytes now and, each row toasted anew,
-    /// under pglz (method 0) and lz4 (method 1).
+    /// under each method of `ToastCompression::ALL`, at its place there.
     pub blocks: &'a ColumnBlocks,
     /// Rows written and read since the statistics were reset.
     pub written: Rate,
@@ -159,9 +159,14 @@ fn interval_words(e: &Estimate, whole: bool) -> String {
 pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     let sample = m.blocks.sampled();
     let (sampled, raw) = (sample.rows, sample.raw as i64);
-    let method_bytes = |i: usize| sample.methods.get(i).copied().unwrap_or(0) as i64;
-    let (pglz_bytes, lz4_bytes) = (method_bytes(0), method_bytes(1));
-    let (now, pglz, lz4) = (m.blocks.now(), m.blocks.method(0), m.blocks.method(1));
+    // The block sample holds each method's bytes at the method's place in ToastCompression::ALL.
+    let method_bytes = |t: ToastCompression| sample.methods.get(t as usize).copied().unwrap_or(0) as i64;
+    let (pglz_bytes, lz4_bytes) = (method_bytes(ToastCompression::Pglz), method_bytes(ToastCompression::Lz4));
+    let (now, pglz, lz4) = (
+        m.blocks.now(),
+        m.blocks.method(ToastCompression::Pglz as usize),
+        m.blocks.method(ToastCompression::Lz4 as usize),
+    );
     let decision = choose_toast(raw, pglz_bytes, lz4_bytes);
     let configured = m.configured.unwrap_or(m.default_method);
     let current = match m.configured {
