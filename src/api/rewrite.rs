@@ -209,7 +209,8 @@ fn recompress_prepare(
     let mut leaves = Vec::new();
     for (oid, relkind, compression, may_select, may_update) in tree {
         let name = relation_name(oid).unwrap_or_default();
-        if compression != method_char {
+        // a foreign table among the partitions compresses nothing here: no statement
+        if compression != method_char && matches!(relkind.as_str(), "r" | "p") {
             alters.push(format!("ALTER TABLE {name} ALTER COLUMN {col} SET COMPRESSION {method}"));
         }
         if relkind != "r" {
