@@ -172,11 +172,15 @@ impl WalSource {
     /// `pg_wal`, or the segments of `wal_dir` (scanned and checked now). A `wal_dir` that is
     /// this server's `pg_wal` (`'pg_wal'`, its absolute path, a symlink to it, any path that
     /// leads to it) is read as `pg_wal`, up to the flush LSN: read as an archive, its newest
-    /// segment, still being written or recycled, would look like damaged WAL.
+    /// segment, still being written or recycled, would look like damaged WAL. Except on a
+    /// standby of PostgreSQL 15, whose WAL reader cannot read `pg_wal` during recovery
+    /// ([`require_readable_pg_wal`]): there it is read as a directory, the way out that
+    /// ERROR names (the segments a standby holds were written by its primary).
     pub fn open(wal_dir: Option<&str>) -> WalSource {
+        let readable_as_pg_wal = !(cfg!(feature = "pg15") && in_recovery());
         match wal_dir {
             None => WalSource::PgWal,
-            Some(dir) if is_pg_wal(dir) => {
+            Some(dir) if readable_as_pg_wal && is_pg_wal(dir) => {
                 notice!("compresslab: wal_dir \"{dir}\" is this server's pg_wal: read as pg_wal, up to the flush LSN");
                 WalSource::PgWal
             }
