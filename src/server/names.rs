@@ -17,6 +17,11 @@ pub fn quote_identifier(ident: &str) -> String {
     if has_line_breaks(ident) {
         return unicode_identifier(ident);
     }
+    server_quote(ident)
+}
+
+/// PostgreSQL's `quote_identifier` alone.
+fn server_quote(ident: &str) -> String {
     let c = CString::new(ident).unwrap_or_else(|_| raise(CodecError::invalid("a name contains a NUL byte")));
     // SAFETY: quote_identifier returns the input or a palloc'd, NUL-terminated copy.
     unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())) }.to_string_lossy().into_owned()
@@ -27,27 +32,8 @@ pub fn qualified_name(schema: &str, name: &str) -> String {
     format!("{}.{}", quote_identifier(schema), quote_identifier(name))
 }
 
-/// A relation's `schema.name` as an SQL string literal a `regclass` argument reads back as the
-/// relation: each part quoted by the server's `quote_identifier` alone (`regclass` input does
-/// not read `U&"..."`), the literal escaping any line-breaking character
-/// ([`compresslab_core::sql_text::string_literal`]), so it is one line whatever the names.
-pub fn regclass_literal(oid: pg_sys::Oid) -> Option<String> {
-    // SAFETY: catalog lookups that return NULL for an OID no relation (or namespace) has.
-    let (rel, schema) =
-        unsafe { (pg_sys::get_rel_name(oid), pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid))) };
-    if rel.is_null() || schema.is_null() {
-        return None;
-    }
-    let quoted = |s: *mut std::ffi::c_char| {
-        // SAFETY: both names are NUL-terminated and palloc'd, checked non-NULL above;
-        // quote_identifier returns its input or a palloc'd, NUL-terminated copy.
-        unsafe { CStr::from_ptr(pg_sys::quote_identifier(s)) }.to_string_lossy().into_owned()
-    };
-    Some(string_literal(&format!("{}.{}", quoted(schema), quoted(rel))))
-}
-
-/// A relation's `schema.name` quoted, from the catalogue; None for an OID no relation has now.
-pub fn relation_name(oid: pg_sys::Oid) -> Option<String> {
+/// A relation's schema and name from the catalogue; None for an OID no relation has now.
+fn catalog_names(oid: pg_sys::Oid) -> Option<(String, String)> {
     // SAFETY: catalog lookups that return NULL for an OID no relation (or namespace) has.
     let (rel, schema) =
         unsafe { (pg_sys::get_rel_name(oid), pg_sys::get_namespace_name(pg_sys::get_rel_namespace(oid))) };
@@ -56,7 +42,21 @@ pub fn relation_name(oid: pg_sys::Oid) -> Option<String> {
     }
     // SAFETY: both are NUL-terminated palloc'd names, checked non-NULL above.
     let text = |s: *mut std::ffi::c_char| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
-    Some(qualified_name(&text(schema), &text(rel)))
+    Some((text(schema), text(rel)))
+}
+
+/// A relation's `schema.name` as an SQL string literal a `regclass` argument reads back as the
+/// relation: each part quoted by the server's `quote_identifier` alone (`regclass` input does
+/// not read `U&"..."`), the literal escaping any line-breaking character
+/// ([`compresslab_core::sql_text::string_literal`]), so it is one line whatever the names.
+pub fn regclass_literal(oid: pg_sys::Oid) -> Option<String> {
+    let (schema, rel) = catalog_names(oid)?;
+    Some(string_literal(&format!("{}.{}", server_quote(&schema), server_quote(&rel))))
+}
+
+/// A relation's `schema.name` quoted, from the catalogue; None for an OID no relation has now.
+pub fn relation_name(oid: pg_sys::Oid) -> Option<String> {
+    catalog_names(oid).map(|(schema, rel)| qualified_name(&schema, &rel))
 }
 
 #[cfg(any(test, feature = "pg_test"))]
