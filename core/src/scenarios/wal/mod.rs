@@ -336,10 +336,12 @@ impl WalWhatIf {
         }
         if images.is_empty() {
             for s in &mut self.settings {
-                s.cursor
-                    .as_mut()
-                    .expect("set at the first record")
-                    .append(record.total_length as u64, record.is_switch);
+                let cursor = s.cursor.as_mut().expect("set at the first record");
+                if record.is_switch {
+                    cursor.append_switch(record.total_length as u64, record.lsn);
+                } else {
+                    cursor.append(record.total_length as u64, false);
+                }
             }
             return Ok(());
         }

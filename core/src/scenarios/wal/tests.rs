@@ -197,19 +197,28 @@ fn a_sample_is_not_biased_by_a_ratio_that_drifts_along_the_range() {
 }
 
 #[test]
-fn a_switch_record_pads_to_the_segment_end_under_every_setting() {
+fn a_switch_record_pads_as_written_under_every_setting() {
     let p = page(200, 3000, 1);
-    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
+    let layout = WalLayout::new(SEGMENT);
+    let mut whatif = WalWhatIf::new(layout, settings(), 1.0).unwrap();
     let img = image(1, &p, WalCompression::Off, BLCKSZ - 2800);
     let first = RecordRef { lsn: SEGMENT + 4096, total_length: OTHER_BYTES + img.bimg_len as u32, is_switch: false };
     whatif.add_record(first, &[img], &mut restore_from(&p)).unwrap();
-    let switch = RecordRef { lsn: SEGMENT + 9000, total_length: 24, is_switch: true };
+    // the switch where the server wrote it: right after the first record
+    let switch_at = layout.lsn(layout.byte_pos(first.lsn) + layout::maxalign(first.total_length as u64));
+    let switch = RecordRef { lsn: switch_at, total_length: 24, is_switch: true };
     whatif.add_record(switch, &[], &mut |_, _| unreachable!()).unwrap();
     let rows = whatif.finish().unwrap();
-    for row in &rows {
-        assert_eq!(row.wal_bytes as u64, SEGMENT - 4096 + LONG_PAGE_HEADER, "{}", row.wal_compression);
-    }
+    // as written (off): to the next segment's first record, the LSN span exactly
+    assert_eq!(rows[0].wal_bytes as u64, SEGMENT - 4096 + LONG_PAGE_HEADER);
     assert_eq!(rows[0].records, 2);
+    for row in &rows[1..] {
+        // the image's bytes saved, not rounded to a segment: every setting pads as written
+        let saved = rows[0].wal_bytes - row.wal_bytes;
+        let image_saved = rows[0].fpi_bytes - row.fpi_bytes;
+        assert!((saved - image_saved).abs() <= 2 + 8 + 24, "{}: {saved} vs {image_saved}", row.wal_compression);
+        assert!(image_saved > 1000, "{}: {image_saved}", row.wal_compression);
+    }
 }
 
 #[test]
