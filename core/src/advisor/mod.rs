@@ -59,7 +59,9 @@ pub struct AdviceRow {
     pub bytes_now: Option<i64>,
     pub bytes_recommended: Option<i64>,
     /// A column: the 95% intervals of `bytes_now` and `bytes_recommended` from the block sample
-    /// (equal to them when the table was read whole); None where no interval is known.
+    /// (equal to them when the table was read whole). WAL: `bytes_now`'s is the figure itself
+    /// (counted), `bytes_recommended`'s from the spread of what an image saves along the WAL
+    /// read. None where no interval is known.
     pub bytes_now_low: Option<i64>,
     pub bytes_now_high: Option<i64>,
     pub bytes_recommended_low: Option<i64>,
@@ -100,6 +102,20 @@ impl AdviceRow {
             bytes_per_day_now: per_day(now),
             bytes_per_day_recommended: per_day(then),
             saving_percent: saving_percent(now_bytes, then_bytes),
+            ..self
+        }
+    }
+}
+
+impl AdviceRow {
+    /// The 95% intervals of `bytes_now` and `bytes_recommended` (None: not known).
+    pub fn with_intervals(self, now: Option<(f64, f64)>, then: Option<(f64, f64)>) -> AdviceRow {
+        let round = |b: f64| b.round() as i64;
+        AdviceRow {
+            bytes_now_low: now.map(|(lo, _)| round(lo)),
+            bytes_now_high: now.map(|(_, hi)| round(hi)),
+            bytes_recommended_low: then.map(|(lo, _)| round(lo)),
+            bytes_recommended_high: then.map(|(_, hi)| round(hi)),
             ..self
         }
     }

@@ -338,3 +338,24 @@ fn with_a_sizer_the_codec_runs_on_the_timed_batches_only() {
     assert_eq!(server.get(), 2 * per_batch, "the first and the ninth batch");
     assert!(rows[1].compress_cpu_seconds > 0.0);
 }
+
+#[test]
+fn pieces_of_the_read_count_each_sampled_image_once_with_its_savings() {
+    // 300 records of one image (~5.4 kB each): about 1.6 MB of WAL, so two pieces of 1 MB
+    let pages: Vec<Vec<u8>> = (0..300).map(|i| page(200, 3000, i)).collect();
+    let (rows, whatif) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    let chunks = whatif.chunks();
+    assert_eq!(chunks.len(), 2, "{chunks:?}");
+    assert_eq!(chunks.iter().map(|c| c.images).sum::<u64>(), 300);
+    for (s, row) in rows.iter().enumerate() {
+        let saved: i64 = chunks.iter().map(|c| c.saved[s]).sum();
+        // the image bytes saved against as written (off), the hole header of each compressed
+        // image included
+        let image_saved = rows[0].fpi_bytes - row.fpi_bytes;
+        assert!((image_saved - saved).abs() <= 2 * 300, "{}: {saved} vs {image_saved}", row.wal_compression);
+    }
+    assert_eq!(chunks[0].saved[0], 0, "off against off-written images saves nothing");
+    // a sample of a third: only the sampled images are counted
+    let (_, sampled) = run(&pages, 1.0 / 3.0, LONG_PAGE_HEADER);
+    assert_eq!(sampled.chunks().iter().map(|c| c.images).sum::<u64>(), 100);
+}
