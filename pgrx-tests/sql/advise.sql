@@ -136,7 +136,7 @@ CREATE TEMP TABLE wal_advice AS SELECT * FROM compresslab.advise('20 s', :'off_s
 -- per-day figures are extrapolated from them, so the confidence is low and the basis names the
 -- period and the bulk load
 SELECT current, recommended IN ('lz4', 'zstd') AS compressed_setting,
-       confidence = 'low' AND basis ~ 'bytes over the period from pg_stat_wal: .* written and [0-9]+ full-page images over [0-9]+ (s|min)(; [^;]*)*; the period is dominated by a bulk load \([0-9]+ rows inserted over it, [0-9]+ held now in this database''s tables\): a steady day writes less$' AS low_and_says_why,
+       confidence = 'low' AND basis ~ 'bytes over the period from pg_stat_wal: .* written and [0-9]+ full-page images over [0-9]+ (s|min)(; [^;]*)*; the period is dominated by a bulk load \([0-9]+ rows inserted over it in every database, [0-9]+ held now in the cluster''s tables[^)]*\): a steady day writes less$' AS low_and_says_why,
        -- bytes_now is pg_stat_wal's over observed_period (under an hour here), the per-day
        -- columns the same scaled to a day
        observed_period < interval '1 hour' AS period_under_an_hour,

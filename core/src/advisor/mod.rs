@@ -243,8 +243,9 @@ pub fn per_day_confidence(items: u64, period_seconds: f64) -> &'static str {
     }
 }
 
-/// Rows inserted into the database's tables over the statistics' period, and the rows they
-/// hold now (`pg_stat_user_tables`: `n_tup_ins` and `n_live_tup` summed).
+/// Rows inserted into the cluster's tables over the statistics' period, and the rows they hold
+/// now (`tup_inserted` of every database summed; the rows held estimated from this database's
+/// `n_live_tup` scaled by the cluster's size): cluster-wide, like the WAL.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Inserted {
     pub rows: f64,
@@ -263,8 +264,8 @@ pub fn bulk_load(inserted: Inserted, period_seconds: f64) -> bool {
 pub fn bulk_load_words(inserted: Inserted, period_seconds: f64) -> Option<String> {
     bulk_load(inserted, period_seconds).then(|| {
         format!(
-            "; the period is dominated by a bulk load ({:.0} rows inserted over it, {:.0} held now in this \
-             database's tables): a steady day writes less",
+            "; the period is dominated by a bulk load ({:.0} rows inserted over it in every database, {:.0} held now \
+             in the cluster's tables, estimated from this database's rows per byte): a steady day writes less",
             inserted.rows, inserted.held
         )
     })
