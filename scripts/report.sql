@@ -30,7 +30,9 @@ SELECT component, version, detail FROM compresslab.versions();
 \qecho
 \qecho '## The lab: page images of pgbench_accounts (hole removed), every method'
 \qecho
-\qecho 'A seeded sample of 512 pages, each page image compressed on its own as a full-page write would be; speeds are MB/s of uncompressed bytes, median (best) of the iterations. The chart `chart.svg` plots ratio against compression speed for these rows.'
+\qecho 'A seeded sample of 512 pages, each page image compressed on its own as a full-page write would be; speeds are MB/s of uncompressed bytes, median (best) of the iterations. The chart `chart.svg` plots ratio against compression speed for these rows, one colour per method (a legend entry each).'
+\qecho
+\qecho 'The `server_*` rows are the server''s own C routines (`pglz_compress`, and liblz4 and libzstd as PostgreSQL links them): what the server itself would spend; the others are compresslab''s code on the same pages.'
 \qecho
 CREATE TEMP TABLE page_rows AS
 SELECT * FROM compresslab.bench_pages('pgbench_accounts',

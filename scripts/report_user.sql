@@ -54,7 +54,9 @@ SELECT substring(relation FROM '^\(database (.*), relfilenode [0-9]+\)$') AS oth
 \qecho
 \qecho '## The lab: page images of the three largest tables you may read'
 \qecho
-\qecho 'A seeded sample of 256 pages of each, each page image (hole removed) compressed on its own as a full-page write would be; MB/s of uncompressed bytes, median (best).'
+\qecho 'A seeded sample of 256 pages of each, each page image (hole removed) compressed on its own as a full-page write would be; MB/s of uncompressed bytes, median (best). The chart `chart.svg` plots these rows, ratio against compression speed: one marker shape per table (`source`), one colour per method, each with its legend entry.'
+\qecho
+\qecho 'The `server_*` rows are the server''s own C routines (`pglz_compress`, and liblz4 and libzstd as PostgreSQL links them): what the server itself would spend compressing these pages; `pglz`, `lz4` and `zstd` are compresslab''s code on the same pages.'
 \qecho
 -- Only what this role may read whole: SELECT on the table, and no row-level security hiding
 -- rows from it (page images hold every row, so bench_pages refuses those to all but a

@@ -16,7 +16,7 @@ use compresslab_core::sampling::{BlockOrder, BlockTotals, ColumnBlocks};
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
 use compresslab_core::scenarios::toast;
-use compresslab_core::scenarios::wal::{lsn_text, WalWhatIfRow};
+use compresslab_core::scenarios::wal::{lsn_text, ChunkSavings, WalWhatIfRow};
 use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
@@ -105,7 +105,7 @@ fn read_wal(
         };
         let mut whatif = replay_range(source, start, flush, sample, &mut after_record);
         let rows = finish_whatif(&mut whatif);
-        Some((rows, whatif.bytes_as_written() as i64))
+        Some((rows, whatif.chunks().to_vec(), whatif.bytes_as_written() as i64))
     }))
     .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
         if retry && gone_segment(&error) {
@@ -115,13 +115,14 @@ fn read_wal(
         }
     })
     .execute();
-    Ok(replayed.map(|(rows, as_written)| WalRead { rows, span, as_written }))
+    Ok(replayed.map(|(rows, chunks, as_written)| WalRead { rows, chunks, span, as_written }))
 }
 
-/// What [`read_wal`] read: the what-if's rows, the span of the records' times, and the bytes
-/// the range took as written.
+/// What [`read_wal`] read: the what-if's rows, the savings of each piece of the range, the
+/// span of the records' times, and the bytes the range took as written.
 struct WalRead {
     rows: Vec<WalWhatIfRow>,
+    chunks: Vec<ChunkSavings>,
     span: TimeSpan,
     as_written: i64,
 }
@@ -133,7 +134,7 @@ struct WalRead {
 pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> Result<AdviceRow, String> {
     let source = WalSource::open(wal_dir);
     let mut attempt = 0;
-    let WalRead { rows, span, as_written } = loop {
+    let WalRead { rows, chunks, span, as_written } = loop {
         let retry = matches!(source, WalSource::PgWal) && attempt < GONE_SEGMENT_RETRIES;
         match read_wal(&source, since, deadline, attempt > 0, retry)? {
             Some(read) => break read,
@@ -144,10 +145,11 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
     let (written, images) = activity::wal_written();
     if rows[0].fpi_images > 0 {
         let period = match source {
-            WalSource::PgWal => WalPeriod::Statistics(written),
-            WalSource::Archive(_) => WalPeriod::Archive { span, statistics: written },
+            WalSource::PgWal => WalPeriod::Statistics { written, images },
+            WalSource::Archive(_) => WalPeriod::Archive { span, written, images },
         };
-        return Ok(advisor::wal::from_whatif(&rows, &current_setting, as_written, period, activity::inserted()));
+        let inserted = activity::inserted();
+        return Ok(advisor::wal::from_whatif(&rows, &chunks, &current_setting, as_written, period, inserted));
     }
     // No full-page image in the range (recycled, or quiet): pages of the most-written tables
     // stand for the images.

@@ -36,12 +36,22 @@ pub fn wal_written() -> (Rate, Rate) {
     (Rate { amount: bytes.unwrap_or(0.0), seconds }, Rate { amount: fpi.unwrap_or(0.0), seconds })
 }
 
-/// Rows inserted into this database's tables since the statistics were reset, and the rows
-/// they hold now (for [`compresslab_core::advisor::bulk_load`]).
+/// Rows inserted into the cluster's tables since the statistics were reset, and the rows they
+/// hold now (for [`compresslab_core::advisor::bulk_load`]): cluster-wide, like the WAL it is
+/// held against. Inserted: `tup_inserted` of `pg_stat_database`, summed over every database.
+/// Held: no view counts other databases' rows, so this database's (`n_live_tup` of every
+/// table, catalogs and TOAST tables included as `tup_inserted` includes them) scaled by the
+/// size of the databases the caller may measure against this one's.
 pub fn inserted() -> Inserted {
     let (rows, held) = Spi::get_two::<f64, f64>(
-        "SELECT COALESCE(pg_catalog.sum(n_tup_ins), 0)::pg_catalog.float8, \
-                COALESCE(pg_catalog.sum(n_live_tup), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_user_tables",
+        "SELECT (SELECT COALESCE(pg_catalog.sum(tup_inserted), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_database), \
+                (SELECT COALESCE(pg_catalog.sum(n_live_tup), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_all_tables) \
+                OPERATOR(pg_catalog.*) \
+                ((SELECT pg_catalog.sum(pg_catalog.pg_database_size(oid))::pg_catalog.float8 FROM pg_catalog.pg_database \
+                   WHERE pg_catalog.has_database_privilege(oid, 'CONNECT') \
+                      OR pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')) \
+                 OPERATOR(pg_catalog./) \
+                 pg_catalog.pg_database_size(pg_catalog.current_database())::pg_catalog.float8)",
     )
     .unwrap_or_else(|e| spi_failed(e));
     Inserted { rows: rows.unwrap_or(0.0), held: held.unwrap_or(0.0) }

@@ -59,7 +59,9 @@ pub struct AdviceRow {
     pub bytes_now: Option<i64>,
     pub bytes_recommended: Option<i64>,
     /// A column: the 95% intervals of `bytes_now` and `bytes_recommended` from the block sample
-    /// (equal to them when the table was read whole); None where no interval is known.
+    /// (equal to them when the table was read whole). WAL: `bytes_now`'s is the figure itself
+    /// (counted), `bytes_recommended`'s from the spread of what an image saves along the WAL
+    /// read. None where no interval is known.
     pub bytes_now_low: Option<i64>,
     pub bytes_now_high: Option<i64>,
     pub bytes_recommended_low: Option<i64>,
@@ -100,6 +102,20 @@ impl AdviceRow {
             bytes_per_day_now: per_day(now),
             bytes_per_day_recommended: per_day(then),
             saving_percent: saving_percent(now_bytes, then_bytes),
+            ..self
+        }
+    }
+}
+
+impl AdviceRow {
+    /// The 95% intervals of `bytes_now` and `bytes_recommended` (None: not known).
+    pub fn with_intervals(self, now: Option<(f64, f64)>, then: Option<(f64, f64)>) -> AdviceRow {
+        let round = |b: f64| b.round() as i64;
+        AdviceRow {
+            bytes_now_low: now.map(|(lo, _)| round(lo)),
+            bytes_now_high: now.map(|(_, hi)| round(hi)),
+            bytes_recommended_low: then.map(|(lo, _)| round(lo)),
+            bytes_recommended_high: then.map(|(_, hi)| round(hi)),
             ..self
         }
     }
@@ -227,8 +243,9 @@ pub fn per_day_confidence(items: u64, period_seconds: f64) -> &'static str {
     }
 }
 
-/// Rows inserted into the database's tables over the statistics' period, and the rows they
-/// hold now (`pg_stat_user_tables`: `n_tup_ins` and `n_live_tup` summed).
+/// Rows inserted into the cluster's tables over the statistics' period, and the rows they hold
+/// now (`tup_inserted` of every database summed; the rows held estimated from this database's
+/// `n_live_tup` scaled by the cluster's size): cluster-wide, like the WAL.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Inserted {
     pub rows: f64,
@@ -247,8 +264,8 @@ pub fn bulk_load(inserted: Inserted, period_seconds: f64) -> bool {
 pub fn bulk_load_words(inserted: Inserted, period_seconds: f64) -> Option<String> {
     bulk_load(inserted, period_seconds).then(|| {
         format!(
-            "; the period is dominated by a bulk load ({:.0} rows inserted over it, {:.0} held now in this \
-             database's tables): a steady day writes less",
+            "; the period is dominated by a bulk load ({:.0} rows inserted over it in every database, {:.0} held now \
+             in the cluster's tables, estimated from this database's rows per byte): a steady day writes less",
             inserted.rows, inserted.held
         )
     })

@@ -120,16 +120,94 @@ pub fn checksum_markdown(rows: &[ChecksumRow]) -> String {
     out
 }
 
+/// Font size of a point's label, and the estimate of a text's width at a font size: 0.62 em a
+/// character, above the average of a sans-serif font's letters and digits (0.5 to 0.56 em),
+/// so that two labels estimated apart are apart on the page.
+const LABEL_FONT: f64 = 10.0;
+pub(crate) fn text_width(text: &str, font_size: f64) -> f64 {
+    text.chars().count() as f64 * 0.62 * font_size
+}
+
+/// The box a label at (x, y) (its baseline's start) takes: left, top, right, bottom.
+pub(crate) fn label_box(text: &str, x: f64, y: f64) -> [f64; 4] {
+    [x, y - LABEL_FONT, x + text_width(text, LABEL_FONT), y + 0.3 * LABEL_FONT]
+}
+
+fn overlap(a: &[f64; 4], b: &[f64; 4]) -> bool {
+    a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
+}
+
+/// Points of the same method and level closer than this (pixels) share one label.
+const SHARED_LABEL_PX: f64 = 30.0;
+
+/// Marker shapes, one per source: circle, square, triangle, diamond, triangle down, cross.
+const SHAPES: usize = 6;
+
+/// A marker of shape `shape` centred on (x, y), filled with `fill`, holding `inner` (a title).
+fn marker(shape: usize, x: f64, y: f64, fill: &str, inner: &str) -> String {
+    let poly = |points: &[(f64, f64)]| {
+        let at: Vec<String> = points.iter().map(|(dx, dy)| format!("{:.1},{:.1}", x + dx, y + dy)).collect();
+        format!("<polygon class=\"marker\" points=\"{}\" fill=\"{fill}\" stroke=\"#222\" stroke-width=\"0.6\">{inner}</polygon>", at.join(" "))
+    };
+    match shape % SHAPES {
+        0 => format!("<circle class=\"marker\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"{fill}\" stroke=\"#222\" stroke-width=\"0.6\">{inner}</circle>"),
+        1 => format!(
+            "<rect class=\"marker\" x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"{fill}\" stroke=\"#222\" stroke-width=\"0.6\">{inner}</rect>",
+            x - 4.5,
+            y - 4.5
+        ),
+        2 => poly(&[(0.0, -6.0), (5.5, 4.5), (-5.5, 4.5)]),
+        3 => poly(&[(0.0, -6.0), (6.0, 0.0), (0.0, 6.0), (-6.0, 0.0)]),
+        4 => poly(&[(0.0, 6.0), (5.5, -4.5), (-5.5, -4.5)]),
+        _ => poly(&[
+            (-2.0, -6.0),
+            (2.0, -6.0),
+            (2.0, -2.0),
+            (6.0, -2.0),
+            (6.0, 2.0),
+            (2.0, 2.0),
+            (2.0, 6.0),
+            (-2.0, 6.0),
+            (-2.0, 2.0),
+            (-6.0, 2.0),
+            (-6.0, -2.0),
+            (-2.0, -2.0),
+        ]),
+    }
+}
+
+/// Where a label goes: beside its point, right then left, moved up or down in steps until its
+/// box is clear of every label placed and every marker, within `bounds`; None when no place is.
+fn place_label(text: &str, px: f64, py: f64, bounds: [f64; 4], taken: &[[f64; 4]]) -> Option<(f64, f64)> {
+    let width = text_width(text, LABEL_FONT);
+    for step in 0..=24 {
+        let dy = 12.0 * ((step + 1) / 2) as f64 * if step % 2 == 1 { -1.0 } else { 1.0 };
+        for x in [px + 8.0, px - 8.0 - width] {
+            let y = py + 4.0 + dy;
+            let b = label_box(text, x, y);
+            let inside = b[0] >= bounds[0] && b[1] >= bounds[1] && b[2] <= bounds[2] && b[3] <= bounds[3];
+            if inside && !taken.iter().any(|t| overlap(&b, t)) {
+                return Some((x, y));
+            }
+        }
+    }
+    None
+}
+
 /// An SVG scatter chart of compression ratio against compression speed (log scale), one point
-/// per method and level — the picture lzbench users look at. Points of the same method share
-/// a colour; each is labelled with its method and level.
+/// per row — the picture lzbench users look at. A point's colour is its method, its shape its
+/// source (payload or table), each with a legend entry; each is labelled with its method and
+/// level (one label for the points of a method and level that lie together), the labels placed
+/// where they overlap no other label or marker (a label with no such place is left out, its
+/// point's title still names it, and the caption says how many). When a
+/// `server_*` method is plotted, a line under the chart says what those are.
 pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
-    const W: f64 = 900.0;
-    const H: f64 = 560.0;
+    const W: f64 = 960.0;
+    const H: f64 = 600.0;
     const LEFT: f64 = 80.0;
-    const RIGHT: f64 = 200.0;
+    const RIGHT: f64 = 250.0;
     const TOP: f64 = 50.0;
-    const BOTTOM: f64 = 60.0;
+    const BOTTOM: f64 = 90.0;
     const PALETTE: &[&str] =
         &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
     let points: Vec<&BenchRow> = rows.iter().filter(|r| r.compress_mbps.is_finite() && r.compress_mbps > 0.0).collect();
@@ -182,47 +260,140 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">compression speed, MB/s (log scale)</text>\n\
          <text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\">compression ratio</text>\n",
         LEFT + plot_w / 2.0,
-        H - 18.0,
+        TOP + plot_h + 38.0,
         TOP + plot_h / 2.0
     ));
-    let mut methods: Vec<&str> = points.iter().map(|r| r.method.as_str()).collect();
-    methods.dedup();
-    methods.sort();
-    methods.dedup();
+    let methods = distinct(points.iter().map(|r| r.method.as_str()).collect());
+    let sources = distinct(points.iter().map(|r| r.source.as_str()).collect());
+    let colour = |method: &str| PALETTE[methods.iter().position(|m| *m == method).unwrap_or(0) % PALETTE.len()];
+    let shape = |source: &str| sources.iter().position(|s| *s == source).unwrap_or(0);
     let mut by_speed = points.clone();
     by_speed.sort_by(|a, b| a.compress_mbps.total_cmp(&b.compress_mbps));
-    for (i, r) in by_speed.iter().enumerate() {
-        let colour = PALETTE[methods.iter().position(|m| *m == r.method).unwrap() % PALETTE.len()];
+    // Every marker first, so that no label is placed over a point.
+    let mut taken: Vec<[f64; 4]> = Vec::new();
+    for r in &by_speed {
         let (px, py) = (x(r.compress_mbps), y(r.ratio));
-        // Neighbours in speed alternate their labels above and below, so that close points
-        // (a codec and its C twin) stay readable.
-        let label_dy = if i % 2 == 0 { -7.0 } else { 15.0 };
-        svg.push_str(&format!(
-            "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\" fill=\"{colour}\"><title>{} {} ({}): {:.1} MB/s, ratio {:.3}</title></circle>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>\n",
+        taken.push([px - 6.0, py - 6.0, px + 6.0, py + 6.0]);
+        let inner = format!(
+            "<title>{} {} ({}): {:.1} MB/s, ratio {:.3}</title>",
             xml_text(&r.source),
             xml_text(&method_label(r)),
             slice_label(r.slice_size),
             r.compress_mbps,
-            r.ratio,
-            px + 7.0,
-            py + label_dy,
-            xml_text(&method_label(r))
+            r.ratio
+        );
+        svg.push_str(&marker(shape(&r.source), px, py, colour(&r.method), &inner));
+        svg.push('\n');
+    }
+    let bounds = [LEFT + 2.0, TOP + 2.0, LEFT + plot_w - 2.0, TOP + plot_h - 2.0];
+    let mut left_out = 0;
+    // One label for the points of a method and level that lie together (the same method on
+    // the sources): their shapes say which source each is.
+    let mut labelled: Vec<(String, f64, f64)> = Vec::new();
+    for r in &by_speed {
+        let (px, py) = (x(r.compress_mbps), y(r.ratio));
+        let label = method_label(r);
+        if labelled.iter().any(|(l, lx, ly)| *l == label && (lx - px).hypot(ly - py) < SHARED_LABEL_PX) {
+            continue;
+        }
+        labelled.push((label.clone(), px, py));
+        let Some((lx, ly)) = place_label(&label, px, py, bounds, &taken) else {
+            left_out += 1;
+            continue;
+        };
+        let b = label_box(&label, lx, ly);
+        if (ly - py - 4.0).abs() > 0.5 {
+            // moved off its point's line: a leader from the point to the label
+            let to_x = if lx > px { b[0] } else { b[2] };
+            svg.push_str(&format!(
+                "<line x1=\"{px:.1}\" y1=\"{py:.1}\" x2=\"{to_x:.1}\" y2=\"{:.1}\" stroke=\"#999\" stroke-width=\"0.5\"/>",
+                ly - 3.0
+            ));
+        }
+        taken.push(b);
+        svg.push_str(&format!(
+            "<text class=\"label\" x=\"{lx:.1}\" y=\"{ly:.1}\" font-size=\"{LABEL_FONT}\">{}</text>\n",
+            xml_text(&label)
         ));
     }
-    for (i, m) in methods.iter().enumerate() {
-        let ly = TOP + 10.0 + i as f64 * 18.0;
+    // The legend: a shape per source, then a colour per method.
+    let legend_x = W - RIGHT + 20.0;
+    let mut ly = TOP + 6.0;
+    svg.push_str(&format!("<text x=\"{legend_x}\" y=\"{ly:.1}\" font-weight=\"bold\">source (shape)</text>\n"));
+    for (i, source) in sources.iter().enumerate() {
+        ly += 18.0;
+        svg.push_str(&marker(i, legend_x + 6.0, ly - 4.0, "#bbb", ""));
         svg.push_str(&format!(
-            "<circle cx=\"{}\" cy=\"{ly:.1}\" r=\"5\" fill=\"{}\"/><text x=\"{}\" y=\"{:.1}\">{}</text>\n",
-            W - RIGHT + 20.0,
-            PALETTE[i % PALETTE.len()],
-            W - RIGHT + 30.0,
-            ly + 4.0,
-            xml_text(m)
+            "<text class=\"legend-source\" x=\"{}\" y=\"{ly:.1}\">{}</text>\n",
+            legend_x + 18.0,
+            xml_text(&shorten(source, 34))
+        ));
+    }
+    ly += 28.0;
+    svg.push_str(&format!("<text x=\"{legend_x}\" y=\"{ly:.1}\" font-weight=\"bold\">method (colour)</text>\n"));
+    for method in &methods {
+        ly += 18.0;
+        svg.push_str(&format!(
+            "<rect x=\"{legend_x}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{}\"/><text class=\"legend-method\" x=\"{}\" y=\"{ly:.1}\">{}</text>\n",
+            ly - 10.0,
+            colour(method),
+            legend_x + 18.0,
+            xml_text(method)
+        ));
+    }
+    // The lines under the chart.
+    let mut caption = Vec::new();
+    if methods.iter().any(|m| m.starts_with("server_")) {
+        caption.push(
+            "server_*: the server's own C routines (pglz_compress, liblz4, libzstd as PostgreSQL links them), what the \
+             server would spend; the others are compresslab's code."
+                .to_string(),
+        );
+    }
+    if left_out > 0 {
+        caption.push(format!("{left_out} label(s) left out where points crowd: a point's tooltip names it."));
+    }
+    let lines: Vec<String> = caption.iter().flat_map(|c| wrap(c, 11.0, W - LEFT - 20.0)).collect();
+    for (i, line) in lines.iter().enumerate() {
+        svg.push_str(&format!(
+            "<text class=\"caption\" x=\"{LEFT}\" y=\"{:.1}\" font-size=\"11\">{}</text>\n",
+            TOP + plot_h + 58.0 + 14.0 * i as f64,
+            xml_text(line)
         ));
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// Words of `text` in lines no wider than `width` at `font_size` (by [`text_width`]).
+fn wrap(text: &str, font_size: f64, width: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if text_width(&format!("{line} {word}"), font_size) <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// The names, sorted, each once.
+fn distinct(mut names: Vec<&str>) -> Vec<&str> {
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// `text` cut to `max` characters, an ellipsis marking the cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        text.chars().take(max - 1).chain(std::iter::once('…')).collect()
+    }
 }
 
 #[cfg(test)]
@@ -271,16 +442,109 @@ mod tests {
         assert!(!serde_json::from_value::<BenchRow>(json).unwrap().busy);
     }
 
+    /// The point labels of a chart: text and box, read back from the SVG.
+    fn labels(svg: &str) -> Vec<(String, [f64; 4])> {
+        svg.split("<text class=\"label\" x=\"")
+            .skip(1)
+            .map(|rest| {
+                let (x, rest) = rest.split_once("\" y=\"").unwrap();
+                let (y, rest) = rest.split_once('"').unwrap();
+                let text = rest.split_once('>').unwrap().1.split_once("</text>").unwrap().0;
+                let text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+                let b = label_box(&text, x.parse().unwrap(), y.parse().unwrap());
+                (text, b)
+            })
+            .collect()
+    }
+
+    /// `methods` measured on each of `sources`, the speeds and ratios then set close together
+    /// (every source within 4% of the others for the same method): a crowded chart.
+    fn crowded(sources: &[&str], methods: &[&str]) -> Vec<BenchRow> {
+        // the server's routines run only inside the server: ours measured, named as theirs
+        let ours: Vec<&str> = methods.iter().map(|m| m.trim_start_matches("server_")).collect();
+        let mut base = rows("text", 20_000, &ours);
+        for (row, method) in base.iter_mut().zip(methods) {
+            if method.starts_with("server_") {
+                row.method = format!("server_{}", row.method);
+            }
+        }
+        let mut out = Vec::new();
+        for (s, source) in sources.iter().enumerate() {
+            for (m, row) in base.iter().enumerate() {
+                let mut r = row.clone();
+                r.source = source.to_string();
+                r.compress_mbps = 100.0 * (1.0 + m as f64 * 0.35) * (1.0 + 0.02 * s as f64);
+                r.ratio = 2.0 + 0.1 * (m % 3) as f64 + 0.03 * s as f64;
+                out.push(r);
+            }
+        }
+        out
+    }
+
     #[test]
-    fn one_point_per_row_and_a_legend_per_method() {
-        let rows = rows("text <1>", 40_000, &["zstd:1", "zstd:9", "lz4", "pglz"]);
-        let svg = svg_chart(&rows, "ratio vs speed");
+    fn a_shape_and_a_legend_entry_per_source_a_colour_per_method() {
+        let methods = ["server_pglz", "pglz", "server_lz4", "lz4", "server_zstd:1", "zstd:1", "zstd:9"];
+        let plotted = crowded(&["public.orders", "public.events", "public.blobs"], &methods);
+        let svg = svg_chart(&plotted, "ratio vs speed");
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert_eq!(svg.matches("<title>").count(), 4);
-        assert_eq!(svg.matches("r=\"5\"").count(), 4 + 3, "4 points and 3 legend entries");
-        assert!(svg.contains("text &lt;1&gt;"), "labels are escaped");
-        assert!(svg.contains(">zstd 9<"));
+        assert_eq!(svg.matches("<title>").count(), 21, "a point per row");
+        assert_eq!(svg.matches("class=\"marker\"").count(), 21 + 3, "21 points and a shape per source");
+        assert_eq!(svg.matches("class=\"legend-source\"").count(), 3);
+        for source in ["public.orders", "public.events", "public.blobs"] {
+            assert!(svg.contains(&format!("class=\"legend-source\" x=\"{}\" y=\"", 960.0 - 250.0 + 38.0)), "{svg}");
+            assert!(svg.contains(&format!(">{source}</text>")), "{source}");
+        }
+        assert_eq!(svg.matches("class=\"legend-method\"").count(), 6, "zstd 1 and zstd 9 share a colour");
+        // the sources' points are three shapes: a circle, a square and a triangle
+        assert_eq!(svg.matches("<circle class=\"marker\"").count(), 7 + 1);
+        assert_eq!(svg.matches("<rect class=\"marker\"").count(), 7 + 1);
+        assert_eq!(svg.matches("<polygon class=\"marker\"").count(), 7 + 1);
+        assert!(svg.contains("server_*: the server's own C routines"), "a line says what server_* is");
+        assert!(!svg_chart(&rows("text", 20_000, &["lz4"]), "t").contains("server_*"), "only when plotted");
         assert!(svg_chart(&[], "empty").contains("no results"));
+    }
+
+    #[test]
+    fn no_two_labels_overlap_nor_cover_a_point() {
+        let methods = ["server_pglz", "pglz", "pglz_fast", "server_lz4", "lz4", "server_zstd:1", "zstd:1", "zstd:9"];
+        let rows = crowded(&["public.orders", "public.events", "public.blobs"], &methods);
+        let svg = svg_chart(&rows, "crowded");
+        if let Ok(path) = std::env::var("COMPRESSLAB_CHART_OUT") {
+            std::fs::write(path, &svg).unwrap();
+        }
+        let placed = labels(&svg);
+        let left_out = svg
+            .split_once(" label(s) left out")
+            .map_or(0, |(before, _)| before.rsplit('>').next().unwrap().parse::<usize>().unwrap());
+        // a label per method and level (the sources' points lie together here), none left out
+        assert_eq!((placed.len(), left_out), (methods.len(), 0), "{svg}");
+        let mut texts: Vec<&str> = placed.iter().map(|(t, _)| t.as_str()).collect();
+        texts.sort();
+        texts.dedup();
+        assert_eq!(texts.len(), methods.len());
+        for (i, (a, box_a)) in placed.iter().enumerate() {
+            for (b, box_b) in &placed[i + 1..] {
+                assert!(!overlap(box_a, box_b), "{a} {box_a:?} overlaps {b} {box_b:?}");
+            }
+            assert!(box_a[0] >= 80.0 && box_a[2] <= 960.0 - 250.0, "{a} {box_a:?} inside the plot");
+        }
+        // every label is a method's, and stays off the markers (cx, cy of each circle)
+        for circle in svg.split("<circle class=\"marker\" cx=\"").skip(1) {
+            let (cx, rest) = circle.split_once("\" cy=\"").unwrap();
+            let cy = rest.split_once('"').unwrap().0;
+            let (cx, cy): (f64, f64) = (cx.parse().unwrap(), cy.parse().unwrap());
+            let point = [cx - 5.0, cy - 5.0, cx + 5.0, cy + 5.0];
+            assert!(placed.iter().all(|(_, b)| !overlap(b, &point)), "a label over the point at {cx}, {cy}");
+        }
+    }
+
+    #[test]
+    fn text_width_is_estimated_wide_enough() {
+        // DejaVu Sans at 10 px: "server_zstd 1" is about 70 px wide; the estimate must not be less
+        assert!(text_width("server_zstd 1", 10.0) >= 70.0);
+        let b = label_box("lz4", 10.0, 20.0);
+        assert_eq!((b[0], b[1], b[3]), (10.0, 10.0, 23.0));
+        assert!((b[2] - (10.0 + 3.0 * 6.2)).abs() < 1e-9);
     }
 
     const HOSTILE: &str = "t|x\n# heading\r<script>alert(1)</script> & \\| a\u{2028}b\u{85}c\u{1}d\u{7f}\"";

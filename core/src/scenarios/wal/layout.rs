@@ -109,13 +109,15 @@ pub struct WalCursor {
     layout: WalLayout,
     start: u64,
     position: u64,
+    /// Bytes laid out before the last segment switch, its padding as written included.
+    carried: u64,
 }
 
 impl WalCursor {
     /// Start at `lsn`, the LSN of the first record (or an insert position).
     pub fn new(layout: WalLayout, lsn: u64) -> WalCursor {
         let position = layout.byte_pos(lsn);
-        WalCursor { layout, start: layout.lsn(position), position }
+        WalCursor { layout, start: layout.lsn(position), position, carried: 0 }
     }
 
     /// Append one record of `total_length` bytes (`xl_tot_len`).
@@ -126,6 +128,20 @@ impl WalCursor {
         }
     }
 
+    /// Append an `XLOG_SWITCH` record of `total_length` bytes that the server wrote at
+    /// `written_at`, charged the padding it had there (the rest of its segment as written), not
+    /// the rest of the segment this cursor has reached: the padding is the same under every
+    /// setting, so that a range ending in a switch is not rounded to whole segments. Laying
+    /// out continues from the next segment's start, as it did on the server.
+    pub fn append_switch(&mut self, total_length: u64, written_at: u64) {
+        let written_end = self.layout.byte_pos(written_at) + maxalign(total_length);
+        let padding = self.layout.lsn(self.layout.after_switch(written_end)) - self.layout.lsn(written_end);
+        self.position += maxalign(total_length);
+        self.carried += self.layout.lsn(self.position) - self.start + padding;
+        self.position = self.layout.after_switch(self.position);
+        self.start = self.layout.lsn(self.position);
+    }
+
     /// Add `bytes` of records whose exact lengths are not known (estimated, already aligned).
     pub fn advance(&mut self, bytes: u64) {
         self.position += bytes;
@@ -134,7 +150,7 @@ impl WalCursor {
     /// The WAL bytes from the start to the insert position after the last record, page
     /// headers included: `pg_current_wal_insert_lsn()` after minus before.
     pub fn bytes(&self) -> u64 {
-        self.layout.lsn(self.position) - self.start
+        self.carried + self.layout.lsn(self.position) - self.start
     }
 }
 
@@ -207,6 +223,37 @@ mod tests {
         assert_eq!(c.bytes(), MB16 - 1000 + LONG_PAGE_HEADER);
         c.append(30, false);
         assert_eq!(c.bytes(), MB16 - 1000 + LONG_PAGE_HEADER + 32);
+    }
+
+    #[test]
+    fn a_switch_is_charged_the_padding_it_had_as_written() {
+        let l = WalLayout::new(MB16);
+        // written: 3 MB of records from a segment's start, then a switch at that point
+        let start = 5 * MB16 + LONG_PAGE_HEADER;
+        let mut written = WalCursor::new(l, start);
+        written.append(3 << 20, false);
+        let switch_at = l.lsn(l.byte_pos(start) + (3 << 20));
+        let mut as_written = written;
+        as_written.append_switch(24, switch_at);
+        // under the setting it was written with, the exact LSN span: up to the next segment
+        assert_eq!(as_written.bytes(), MB16);
+        // the same records at 1 MB: 2 MB less, whatever segment the padding would have ended
+        let mut smaller = WalCursor::new(l, start);
+        smaller.append(1 << 20, false);
+        smaller.append_switch(24, switch_at);
+        let saved = as_written.bytes() - smaller.bytes();
+        assert!(saved > (2 << 20) && saved < (2 << 20) + 8192, "{saved}");
+        // records after the switch take the same bytes under both: laid out from a segment start
+        as_written.append(100, false);
+        smaller.append(100, false);
+        assert_eq!(as_written.bytes() - smaller.bytes(), saved);
+        // the old rule rounded to segments: both end at the next segment, no saving at all
+        let (mut a, mut b) = (WalCursor::new(l, start), WalCursor::new(l, start));
+        a.append(3 << 20, false);
+        a.append(24, true);
+        b.append(1 << 20, false);
+        b.append(24, true);
+        assert_eq!(a.bytes(), b.bytes());
     }
 
     #[test]

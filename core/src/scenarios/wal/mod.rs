@@ -64,6 +64,19 @@ const BATCH_BYTES: usize = 1 << 20;
 /// With a sizer, the server's routine runs on the first batch and every this many after it.
 pub const TIMED_EVERY: u64 = 8;
 
+/// The WAL read is cut in pieces of this many bytes (by the records' LSNs) to see how the
+/// bytes an image saves vary along it ([`WalWhatIf::chunks`]).
+pub const CHUNK_BYTES: u64 = 1 << 20;
+
+/// One piece of [`CHUNK_BYTES`] of the WAL read: the images sampled in it and, per setting
+/// (in the what-if's order, `off` first), the bytes those images would take fewer in their
+/// records than as written (negative where they would take more).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkSavings {
+    pub images: u64,
+    pub saved: Vec<i64>,
+}
+
 /// The relation fork an image belongs to (`RelFileNode` and fork number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RelationKey {
@@ -189,6 +202,7 @@ struct PendingImage {
 }
 
 struct PendingRecord {
+    lsn: u64,
     total_length: u64,
     images: Range<usize>,
 }
@@ -228,6 +242,9 @@ pub struct WalWhatIf {
     batches: u64,
     pending_records: Vec<PendingRecord>,
     pending_images: Vec<PendingImage>,
+    /// The pieces of the range that held a sampled image, in LSN order, and the last's number.
+    chunks: Vec<ChunkSavings>,
+    last_chunk: Option<u64>,
 }
 
 impl WalWhatIf {
@@ -287,6 +304,8 @@ impl WalWhatIf {
             batches: 0,
             pending_records: Vec::new(),
             pending_images: Vec::new(),
+            chunks: Vec::new(),
+            last_chunk: None,
         })
     }
 
@@ -336,10 +355,12 @@ impl WalWhatIf {
         }
         if images.is_empty() {
             for s in &mut self.settings {
-                s.cursor
-                    .as_mut()
-                    .expect("set at the first record")
-                    .append(record.total_length as u64, record.is_switch);
+                let cursor = s.cursor.as_mut().expect("set at the first record");
+                if record.is_switch {
+                    cursor.append_switch(record.total_length as u64, record.lsn);
+                } else {
+                    cursor.append(record.total_length as u64, false);
+                }
             }
             return Ok(());
         }
@@ -369,8 +390,11 @@ impl WalWhatIf {
             self.stored[image.stored_as as usize] += 1;
             self.pending_images.push(PendingImage { image: *image, slot });
         }
-        self.pending_records
-            .push(PendingRecord { total_length: record.total_length as u64, images: first..self.pending_images.len() });
+        self.pending_records.push(PendingRecord {
+            lsn: record.lsn,
+            total_length: record.total_length as u64,
+            images: first..self.pending_images.len(),
+        });
         if record.is_switch {
             // Rare (a switch record has no images); keep the layout order anyway.
             self.flush()?;
@@ -389,6 +413,12 @@ impl WalWhatIf {
     /// its first record to the end of its last (after [`WalWhatIf::set_end_lsn`]).
     pub fn bytes_as_written(&self) -> u64 {
         self.end_lsn.saturating_sub(self.start_lsn.unwrap_or(self.end_lsn))
+    }
+
+    /// The pieces of [`CHUNK_BYTES`] of the range read that held a sampled image, in LSN order
+    /// (complete after [`WalWhatIf::finish`]).
+    pub fn chunks(&self) -> &[ChunkSavings] {
+        &self.chunks
     }
 
     /// Compress the batch under every setting, then lay out the pending records.
@@ -452,6 +482,13 @@ impl WalWhatIf {
                     self.unsampled_raw += p.image.raw_len() as u64;
                 }
             }
+            let sampled = images.iter().filter(|p| p.slot.is_some());
+            let sampled_now: u64 = sampled.clone().map(|p| p.image.bytes_in_record()).sum();
+            let sampled_count = sampled.count() as u64;
+            if sampled_count > 0 && self.last_chunk != Some(record.lsn / CHUNK_BYTES) {
+                self.last_chunk = Some(record.lsn / CHUNK_BYTES);
+                self.chunks.push(ChunkSavings { images: 0, saved: vec![0; settings] });
+            }
             for (s, setting) in self.settings.iter_mut().enumerate() {
                 let mut then = 0;
                 for p in images {
@@ -462,8 +499,14 @@ impl WalWhatIf {
                         self.relations.get_mut(&p.image.relation).expect("added above").bytes[s] += bimg;
                     }
                 }
+                if sampled_count > 0 {
+                    self.chunks.last_mut().expect("pushed above").saved[s] += sampled_now as i64 - then as i64;
+                }
                 let length = record.total_length + then - now;
                 setting.cursor.as_mut().expect("set at the first record").append(length, false);
+            }
+            if let Some(chunk) = self.chunks.last_mut().filter(|_| sampled_count > 0) {
+                chunk.images += sampled_count;
             }
         }
     }

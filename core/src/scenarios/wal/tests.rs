@@ -197,19 +197,28 @@ fn a_sample_is_not_biased_by_a_ratio_that_drifts_along_the_range() {
 }
 
 #[test]
-fn a_switch_record_pads_to_the_segment_end_under_every_setting() {
+fn a_switch_record_pads_as_written_under_every_setting() {
     let p = page(200, 3000, 1);
-    let mut whatif = WalWhatIf::new(WalLayout::new(SEGMENT), settings(), 1.0).unwrap();
+    let layout = WalLayout::new(SEGMENT);
+    let mut whatif = WalWhatIf::new(layout, settings(), 1.0).unwrap();
     let img = image(1, &p, WalCompression::Off, BLCKSZ - 2800);
     let first = RecordRef { lsn: SEGMENT + 4096, total_length: OTHER_BYTES + img.bimg_len as u32, is_switch: false };
     whatif.add_record(first, &[img], &mut restore_from(&p)).unwrap();
-    let switch = RecordRef { lsn: SEGMENT + 9000, total_length: 24, is_switch: true };
+    // the switch where the server wrote it: right after the first record
+    let switch_at = layout.lsn(layout.byte_pos(first.lsn) + layout::maxalign(first.total_length as u64));
+    let switch = RecordRef { lsn: switch_at, total_length: 24, is_switch: true };
     whatif.add_record(switch, &[], &mut |_, _| unreachable!()).unwrap();
     let rows = whatif.finish().unwrap();
-    for row in &rows {
-        assert_eq!(row.wal_bytes as u64, SEGMENT - 4096 + LONG_PAGE_HEADER, "{}", row.wal_compression);
-    }
+    // as written (off): to the next segment's first record, the LSN span exactly
+    assert_eq!(rows[0].wal_bytes as u64, SEGMENT - 4096 + LONG_PAGE_HEADER);
     assert_eq!(rows[0].records, 2);
+    for row in &rows[1..] {
+        // the image's bytes saved, not rounded to a segment: every setting pads as written
+        let saved = rows[0].wal_bytes - row.wal_bytes;
+        let image_saved = rows[0].fpi_bytes - row.fpi_bytes;
+        assert!((saved - image_saved).abs() <= 2 + 8 + 24, "{}: {saved} vs {image_saved}", row.wal_compression);
+        assert!(image_saved > 1000, "{}: {image_saved}", row.wal_compression);
+    }
 }
 
 #[test]
@@ -328,4 +337,25 @@ fn with_a_sizer_the_codec_runs_on_the_timed_batches_only() {
     assert_eq!(ours.get(), pages.len());
     assert_eq!(server.get(), 2 * per_batch, "the first and the ninth batch");
     assert!(rows[1].compress_cpu_seconds > 0.0);
+}
+
+#[test]
+fn pieces_of_the_read_count_each_sampled_image_once_with_its_savings() {
+    // 300 records of one image (~5.4 kB each): about 1.6 MB of WAL, so two pieces of 1 MB
+    let pages: Vec<Vec<u8>> = (0..300).map(|i| page(200, 3000, i)).collect();
+    let (rows, whatif) = run(&pages, 1.0, LONG_PAGE_HEADER);
+    let chunks = whatif.chunks();
+    assert_eq!(chunks.len(), 2, "{chunks:?}");
+    assert_eq!(chunks.iter().map(|c| c.images).sum::<u64>(), 300);
+    for (s, row) in rows.iter().enumerate() {
+        let saved: i64 = chunks.iter().map(|c| c.saved[s]).sum();
+        // the image bytes saved against as written (off), the hole header of each compressed
+        // image included
+        let image_saved = rows[0].fpi_bytes - row.fpi_bytes;
+        assert!((image_saved - saved).abs() <= 2 * 300, "{}: {saved} vs {image_saved}", row.wal_compression);
+    }
+    assert_eq!(chunks[0].saved[0], 0, "off against off-written images saves nothing");
+    // a sample of a third: only the sampled images are counted
+    let (_, sampled) = run(&pages, 1.0 / 3.0, LONG_PAGE_HEADER);
+    assert_eq!(sampled.chunks().iter().map(|c| c.images).sum::<u64>(), 100);
 }
