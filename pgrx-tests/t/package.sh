@@ -58,14 +58,14 @@ trap cleanup EXIT
 
 # The extension's files in PostgreSQL's folders (absolute paths, sorted): the library, the
 # control file, this version's install script and every file of sql/ (frozen install scripts of
-# earlier releases, update scripts), under LIBDIR and EXTDIR.
+# earlier releases and their secondary control files, update scripts), under LIBDIR and EXTDIR.
 expected_files() {
   local libdir=$1 extdir=$2 f
   {
     echo "$libdir/compresslab.so"
     echo "$extdir/compresslab.control"
     echo "$extdir/compresslab--$version.sql"
-    for f in "$root"/sql/compresslab--*.sql; do
+    for f in "$root"/sql/compresslab--*.sql "$root"/sql/compresslab--*.control; do
       [[ $(basename "$f") == "compresslab--$version.sql" ]] || echo "$extdir/$(basename "$f")"
     done
   } | LC_ALL=C sort
