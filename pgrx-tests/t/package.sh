@@ -4,7 +4,8 @@
 # <arch>.deb):
 #   1. the tarball, unpacked into a fresh temporary root, holds exactly the library, the control
 #      file (default_version = Cargo.toml's version), the install script of this version, the
-#      frozen install scripts of earlier releases and the update scripts, all relative paths; the
+#      frozen install scripts of earlier releases with their secondary control files and the
+#      update scripts, all relative paths; the
 #      library needs no file from the Rust toolchain;
 #   2. the Debian package: its control fields (Section database, Depends on postgresql-N and on
 #      the package of every library the library links), its files (the tarball's SQL files byte
