@@ -209,7 +209,7 @@ COPY damage_output FROM PROGRAM :'damage';
 \ir include/advise_notices.sql
 SELECT (SELECT line::int > 0 FROM advise_output WHERE line ~ '^[0-9]+$') AS returns_rows,
        (SELECT count(*) FROM advise_output
-         WHERE line ~ '^NOTICE:  compresslab: advise: column body of public\.damaged left out: invalid page in block 0 of relation base/') AS notice_names_table,
+         WHERE line ~ '^NOTICE:  compresslab: advise: column body of public\.damaged left out: invalid page in block 0 of relation "?base/') AS notice_names_table,
        (SELECT count(*) FROM advise_output WHERE line ~ 'left out on an ERROR \(each in a NOTICE above\): public\.damaged\.body') AS summarised;
 DROP TABLE damaged;
 -- the budget holds on a database of 2,000 small tables (some are left out)
