@@ -29,8 +29,10 @@ BINDIR := $(shell $(PG_CONFIG) --bindir)
 TREE := target/pgxn/pg$(PG_MAJOR)
 # Where cargo puts its build (CARGO_TARGET_DIR from the environment, as cargo reads it).
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
-# The earlier releases' install scripts and every update script (pgrx copies the latter too).
-FROZEN_SQL := $(filter-out sql/$(EXTENSION)--$(VERSION).sql,$(wildcard sql/$(EXTENSION)--*.sql))
+# The earlier releases' install scripts and their secondary control files, and every update
+# script (pgrx copies the latter too).
+FROZEN_SQL := $(filter-out sql/$(EXTENSION)--$(VERSION).sql,$(wildcard sql/$(EXTENSION)--*.sql)) \
+  $(wildcard sql/$(EXTENSION)--*.control)
 
 .PHONY: all install installcheck uninstall clean check-pg-config
 
@@ -52,7 +54,8 @@ endif
 install: all
 	install -d "$(DESTDIR)$(PKGLIBDIR)" "$(DESTDIR)$(EXTDIR)"
 	install -m 755 "$(TREE)$(PKGLIBDIR)/$(EXTENSION).so" "$(DESTDIR)$(PKGLIBDIR)/"
-	install -m 644 "$(TREE)$(EXTDIR)"/$(EXTENSION).control "$(TREE)$(EXTDIR)"/$(EXTENSION)--*.sql "$(DESTDIR)$(EXTDIR)/"
+	install -m 644 "$(TREE)$(EXTDIR)"/$(EXTENSION).control "$(TREE)$(EXTDIR)"/$(EXTENSION)--*.sql \
+	  "$(TREE)$(EXTDIR)"/$(EXTENSION)--*.control "$(DESTDIR)$(EXTDIR)/"
 
 # Each test in a database of its own (CONTRIB_TESTDB_<test>), as pgrx-tests/t/run.sh runs them:
 # every script creates the extension. pg_regress feeds each script to psql on standard input,

@@ -72,6 +72,8 @@ install_frozen_sql() {
     [[ $(basename "$f") == compresslab--*--* || $(basename "$f") == "compresslab--$current.sql" ]] && continue
     install -m 644 "$f" "$extdir/" || return 1
   done
+  # their secondary control files (the schema they install into)
+  install -m 644 "$COMPRESSLAB_ROOT"/sql/compresslab--*.control "$extdir/" || return 1
 }
 
 # The shared library built with the release profile's fat LTO; prints its path. Cargo runs LTO

@@ -7,7 +7,9 @@
 #   2. in-server: #[pg_test] tests inside PostgreSQL 15 (cargo pgrx test)
 #   3. end-to-end: pgrx-tests/sql/*.sql run by PostgreSQL's pg_regress against a throwaway
 #      cluster; pgrx-tests/t/cancel.sh: every function that takes a value cancelled on 1 GB
-#      within a second; pgrx-tests/t/standby.sh: wal_whatif on a standby; then
+#      within a second; pgrx-tests/t/standby.sh: wal_whatif on a standby;
+#      pgrx-tests/t/advise_concurrent.sh: advise() while other sessions drop, create and lock
+#      tables; then
 #      pgrx-tests/t/upgrade.sh: every frozen release updated to this one
 #      must equal a fresh install, object by object; pgrx-tests/t/recompress.sh: recompress
 #      under concurrent writes, SIGKILL, cancel and max_wal_rate
@@ -67,6 +69,7 @@ e2e() {
   pgrx-tests/t/run.sh || failed=1
   pgrx-tests/t/cancel.sh || failed=1
   pgrx-tests/t/standby.sh || failed=1
+  pgrx-tests/t/advise_concurrent.sh || failed=1
   pgrx-tests/t/upgrade.sh || failed=1
   pgrx-tests/t/report_dbname.sh || failed=1
   pgrx-tests/t/wal_pick.sh || failed=1

@@ -10,7 +10,8 @@
 #                                         so the package's Depends cannot be satisfied
 #   scripts/test_version.sh N e2e         pgrx-tests/t/run.sh (every pg_regress test, memory_limited
 #                                         on a memory-limited cluster), on 18 pgrx-tests/t/cancel.sh,
-#                                         pgrx-tests/t/upgrade.sh, pgrx-tests/t/standby.sh and
+#                                         pgrx-tests/t/upgrade.sh, pgrx-tests/t/standby.sh,
+#                                         pgrx-tests/t/advise_concurrent.sh and
 #                                         pgrx-tests/t/recompress.sh
 #                                         against the extension installed into N (built once,
 #                                         without the LTO rebuild of 15's layer); on 18, whose
@@ -44,6 +45,7 @@ case $layer in
     if ((major >= 18)); then pgrx-tests/t/cancel.sh || failed=1; fi
     pgrx-tests/t/upgrade.sh || failed=1
     pgrx-tests/t/standby.sh || failed=1
+    pgrx-tests/t/advise_concurrent.sh || failed=1
     no_crash_in_log || failed=1
     # after the crash check: its sigkill case kills a backend on purpose
     pgrx-tests/t/recompress.sh || failed=1

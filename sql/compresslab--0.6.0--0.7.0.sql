@@ -342,3 +342,28 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'advise_wrapper';
 COMMENT ON FUNCTION compresslab.advise(interval, pg_catalog.pg_lsn, text, boolean) IS
 'Should this server change wal_compression or a column''s TOAST compression? One row per decision, measured within the budget on this server''s WAL (from wal_since, default the oldest in pg_wal, or in the archived segments of wal_dir) and the tables the caller may read, with the statement that applies it; columns storing under 1 MB each are one row unless verbose';
 -- ==== sampling: end ====
+
+-- ==== the schema a member of the extension: begin ====
+-- 0.6.0's control file named the schema (schema = compresslab), so CREATE EXTENSION created it
+-- before the extension, outside it, and DROP EXTENSION left it behind with its grants (a role
+-- granted USAGE could not be dropped). 0.7.0's control file says pg_catalog and its install
+-- script creates the schema, a member (sql/result_types.sql). PostgreSQL offers no statement
+-- to turn an extension's own schema into a member (ALTER EXTENSION ADD SCHEMA refuses it, and
+-- ALTER EXTENSION SET SCHEMA moves every object), so the update writes what CREATE EXTENSION
+-- 0.7.0 writes, in the catalogue: the extension's schema pg_catalog (pinned, so no dependency
+-- on it is recorded), and the membership of the schema (a pg_depend row of type 'e', with no
+-- pg_init_privs row: grants made on it stay the DBA's, which pg_dump dumps, as after a fresh
+-- install). The upgrade test compares the result with a fresh install.
+UPDATE pg_catalog.pg_extension SET extnamespace = 'pg_catalog'::pg_catalog.regnamespace
+ WHERE extname OPERATOR(pg_catalog.=) 'compresslab';
+DELETE FROM pg_catalog.pg_depend
+ WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+   AND objid OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'compresslab')
+   AND refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+   AND refobjid OPERATOR(pg_catalog.=) 'compresslab'::pg_catalog.regnamespace;
+INSERT INTO pg_catalog.pg_depend (classid, objid, objsubid, refclassid, refobjid, refobjsubid, deptype)
+SELECT 'pg_catalog.pg_namespace'::pg_catalog.regclass, 'compresslab'::pg_catalog.regnamespace, 0,
+       'pg_catalog.pg_extension'::pg_catalog.regclass, e.oid, 0, 'e'
+  FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'compresslab';
+COMMENT ON SCHEMA compresslab IS 'compresslab''s functions, types, tables and views; created and dropped with the extension';
+-- ==== the schema a member of the extension: end ====

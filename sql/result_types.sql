@@ -1,3 +1,23 @@
+-- The schema of every compresslab object, made here rather than by the control file (whose
+-- `schema` is pg_catalog, as plpgsql's): a schema the install script creates is a member of
+-- the extension, so DROP EXTENSION drops it with its grants (one the control file names is
+-- created before the extension and stays behind). DROP EXTENSION of 0.6.0 or earlier left it
+-- behind: say so rather than CREATE SCHEMA's bare "already exists".
+DO $schema$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname OPERATOR(pg_catalog.=) 'compresslab') THEN
+        RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
+            MESSAGE = 'schema "compresslab" already exists',
+            HINT = 'DROP EXTENSION of compresslab 0.6.0 or earlier leaves its schema behind: once it holds nothing of yours, DROP SCHEMA compresslab CASCADE, then CREATE EXTENSION compresslab again.';
+    END IF;
+END
+$schema$;
+CREATE SCHEMA compresslab;
+COMMENT ON SCHEMA compresslab IS 'compresslab''s functions, types, tables and views; created and dropped with the extension';
+-- The objects pgrx's generated script names without a schema go into it; set_config's
+-- is_local, as SET LOCAL, lasts until the end of the script (a plain SET would outlive it).
+SELECT pg_catalog.set_config('search_path', 'compresslab, pg_temp', true);
+
 -- The composite types of compresslab's result rows. Each mirrors, column for column and in
 -- order, a row struct of the core crate (named beside it); the extension converts the struct
 -- into the type by name, and refuses to run if the two ever disagree (tested in the server).

@@ -1,4 +1,5 @@
--- The extension installs into schema compresslab, reports its version and what it offers.
+-- The extension's objects are in schema compresslab, a member of the extension (whose own
+-- schema is pg_catalog, as plpgsql's); it reports its version and what it offers.
 CREATE EXTENSION compresslab;
 SELECT n.nspname AS schema, e.extrelocatable AS relocatable
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace

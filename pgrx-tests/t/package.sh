@@ -4,7 +4,8 @@
 # <arch>.deb):
 #   1. the tarball, unpacked into a fresh temporary root, holds exactly the library, the control
 #      file (default_version = Cargo.toml's version), the install script of this version, the
-#      frozen install scripts of earlier releases and the update scripts, all relative paths; the
+#      frozen install scripts of earlier releases with their secondary control files and the
+#      update scripts, all relative paths; the
 #      library needs no file from the Rust toolchain;
 #   2. the Debian package: its control fields (Section database, Depends on postgresql-N and on
 #      the package of every library the library links), its files (the tarball's SQL files byte
@@ -58,14 +59,14 @@ trap cleanup EXIT
 
 # The extension's files in PostgreSQL's folders (absolute paths, sorted): the library, the
 # control file, this version's install script and every file of sql/ (frozen install scripts of
-# earlier releases, update scripts), under LIBDIR and EXTDIR.
+# earlier releases and their secondary control files, update scripts), under LIBDIR and EXTDIR.
 expected_files() {
   local libdir=$1 extdir=$2 f
   {
     echo "$libdir/compresslab.so"
     echo "$extdir/compresslab.control"
     echo "$extdir/compresslab--$version.sql"
-    for f in "$root"/sql/compresslab--*.sql; do
+    for f in "$root"/sql/compresslab--*.sql "$root"/sql/compresslab--*.control; do
       [[ $(basename "$f") == "compresslab--$version.sql" ]] || echo "$extdir/$(basename "$f")"
     done
   } | LC_ALL=C sort

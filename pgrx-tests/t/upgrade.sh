@@ -10,7 +10,9 @@
 # catalogue.sql: every member of the extension, functions' signatures, results, volatility,
 # strictness, parallel label, C symbol; types' attributes; comments; privileges) must be
 # identical. A difference fails the test and is listed object by object, saying which upgrade
-# script to change. The listings are kept in pgrx-tests/results/upgrade/.
+# script to change. Then DROP EXTENSION in the updated database must drop the schema
+# compresslab too, and with it the grant made on it before the update (a role granted USAGE in
+# every database can then be dropped). The listings are kept in pgrx-tests/results/upgrade/.
 # Ends with the line "N passed, N failed"; exits non-zero if any upgrade failed.
 set -uo pipefail
 HARNESS=upgrade
@@ -33,8 +35,17 @@ fi
 
 catalogue() { psql_q -d "$1" -f "$PGRX_TESTS/catalogue.sql" >"$out/$1.csv"; }
 
-psql_q -d postgres -c "DROP DATABASE IF EXISTS upgrade_fresh" -c "CREATE DATABASE upgrade_fresh" &&
-  psql_q -d upgrade_fresh -c "CREATE EXTENSION compresslab" && catalogue upgrade_fresh ||
+# A role granted USAGE on the schema in every database (as a DBA grants it to an application):
+# once DROP EXTENSION has run in each, it can be dropped. The databases of an earlier run go
+# first, with their grants.
+for db in $(psql_q -d postgres -c "SELECT datname FROM pg_database WHERE datname LIKE 'upgrade\_%'"); do
+  psql_q -d postgres -c "DROP DATABASE $db" || die "DROP DATABASE $db"
+done
+psql_q -d postgres -c "DROP ROLE IF EXISTS upgrade_grantee" -c "CREATE ROLE upgrade_grantee" || die "CREATE ROLE upgrade_grantee"
+grant="GRANT USAGE ON SCHEMA compresslab TO upgrade_grantee"
+
+psql_q -d postgres -c "CREATE DATABASE upgrade_fresh" &&
+  psql_q -d upgrade_fresh -c "CREATE EXTENSION compresslab" -c "$grant" && catalogue upgrade_fresh ||
   die "CREATE EXTENSION compresslab (version $current)"
 
 for from in "${frozen[@]}"; do
@@ -51,7 +62,7 @@ for from in "${frozen[@]}"; do
   fi
   scripts=$(awk -F'--' '{for (i = 1; i < NF; i++) printf "%ssql/compresslab--%s--%s.sql", (i > 1 ? ", " : ""), $i, $(i + 1)}' <<<"$path")
   if ! psql_q -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >"$out/$db.log" 2>&1 ||
-     ! psql_q -d "$db" -c "CREATE EXTENSION compresslab VERSION '$from'" >>"$out/$db.log" 2>&1; then
+     ! psql_q -d "$db" -c "CREATE EXTENSION compresslab VERSION '$from'" -c "$grant" >>"$out/$db.log" 2>&1; then
     fail "$label" "CREATE EXTENSION compresslab VERSION '$from' with the current library:"
     sed 's/^/  /' "$out/$db.log"
     echo "  (every C symbol of sql/compresslab--$from.sql must still exist in the library)"
@@ -65,14 +76,21 @@ for from in "${frozen[@]}"; do
   catalogue "$db"
   if "$PGRX_TESTS/t/catalogue_diff.py" "$out/upgrade_fresh.csv" "$out/$db.csv" >"$out/$db.diff"; then
     # The updated extension also works: the library answers for the new version.
-    if [[ "$(psql_q -d "$db" -c "SELECT compresslab.version()")" == "$current" ]]; then
-      pass "$label" "(path $path: $scripts)"
-    else
+    if [[ "$(psql_q -d "$db" -c "SELECT compresslab.version()")" != "$current" ]]; then
       fail "$label" "compresslab.version() after the update is not $current"
+    # and DROP EXTENSION leaves nothing: the schema goes too (a member once updated)
+    elif ! psql_q -d "$db" -c "DROP EXTENSION compresslab" >>"$out/$db.log" 2>&1 ||
+         [[ "$(psql_q -d "$db" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'compresslab'")" != 0 ]]; then
+      fail "$label" "DROP EXTENSION compresslab after the update leaves the schema compresslab behind"
+    else
+      pass "$label" "(path $path: $scripts; DROP EXTENSION then drops the schema)"
     fi
   else
     fail "$label" "the updated extension differs from a fresh CREATE EXTENSION; bring $scripts up to date:"
     cat "$out/$db.diff"
   fi
 done
+psql_q -d upgrade_fresh -c "DROP EXTENSION compresslab" >/dev/null
+check "the role granted USAGE on the schema in each database can be dropped after DROP EXTENSION" \
+  psql_q -d postgres -c "DROP ROLE upgrade_grantee"
 finish

@@ -77,9 +77,10 @@ fn advise(
         notes.push("wal_compression left out: reading WAL needs superuser or pg_read_server_files".to_string());
     } else {
         // An ERROR reading WAL (a damaged or foreign segment, a directory that is not there)
-        // leaves out this row, not the whole advice.
+        // leaves out this row, not the whole advice; the subtransaction, rolled back once the
+        // row is out, frees the locks of the tables it sampled.
         let wal =
-            subtransaction::catch_error(|| advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE), wal_dir));
+            subtransaction::rolled_back(|| advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE), wal_dir));
         match wal.and_then(|row| row) {
             Ok(row) => rows.push(row),
             Err(why) => notes.push(format!("wal_compression left out: {why}")),
@@ -102,7 +103,8 @@ fn advise(
             "{folded} column(s) storing under 1 MB each folded into one row (verbose => true lists each)"
         ));
     }
-    match advice::spill_row() {
+    // as the WAL row: its ERROR (its table dropped meanwhile) leaves out this row alone
+    match subtransaction::rolled_back(advice::spill_row).and_then(|row| row) {
         Ok(row) => rows.push(row),
         Err(why) => notes.push(format!("spill left out: {why}")),
     }

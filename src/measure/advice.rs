@@ -26,7 +26,7 @@ use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
 use crate::server::sampling::BlockEnd;
 use crate::server::wal::WalSource;
-use crate::server::{check_interrupts, names, sampling, wal, PgHooks};
+use crate::server::{check_interrupts, names, sampling, subtransaction, wal, PgHooks};
 
 /// Rows of a table turned into change records for the spill simulation.
 const SPILL_SAMPLE_ROWS: i64 = 2000;
@@ -191,7 +191,7 @@ pub fn toast_rows(
 ) -> (Vec<AdviceRow>, Vec<String>) {
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     let (mut unreadable, mut over_budget, mut looked) = (0, 0, 0);
-    let (mut skipped, mut partial) = (Vec::new(), Vec::new());
+    let (mut skipped, mut partial, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     let mut remaining = columns.iter().filter(|c| c.readable).count();
     for column in columns {
         check_interrupts();
@@ -207,7 +207,21 @@ pub fn toast_rows(
         let share = (left.as_secs_f64() / remaining.max(1) as f64).max(MIN_COLUMN_SECONDS.min(left.as_secs_f64()));
         remaining -= 1;
         looked += 1;
-        match column_row(column, default_method, Instant::now() + Duration::from_secs_f64(share)) {
+        // In a subtransaction rolled back once the row is out: the table's locks go with it
+        // (not one per table until advise() returns), and its ERROR (a table dropped meanwhile,
+        // a damaged value) leaves out this column, not the rows already measured.
+        let deadline = Instant::now() + Duration::from_secs_f64(share);
+        let outcome = match subtransaction::rolled_back(|| column_row(column, default_method, deadline)) {
+            Ok(outcome) => outcome,
+            Err(why) => {
+                let table = names::relation_name(column.table)
+                    .unwrap_or_else(|| format!("relation with OID {} (dropped while advise() ran)", column.table));
+                PgHooks.progress(&format!("advise: column {} of {table} left out: {why}", column.column));
+                failed.push(column.target.clone());
+                continue;
+            }
+        };
+        match outcome {
             ColumnOutcome::Row { row, partial: was_partial } => {
                 if was_partial {
                     partial.push(column.target.clone());
@@ -235,6 +249,9 @@ pub fn toast_rows(
             "skipped, no value measured within the budget (a larger budget measures them): {}",
             skipped.join(", ")
         ));
+    }
+    if !failed.is_empty() {
+        notes.push(format!("left out on an ERROR (each in a NOTICE above): {}", failed.join(", ")));
     }
     if !partial.is_empty() {
         notes.push(format!(

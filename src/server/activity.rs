@@ -13,6 +13,7 @@ use pgrx::prelude::*;
 
 use super::names::{qualified_name, quote_identifier, relation_name};
 use super::sampling::spi_failed;
+use super::subtransaction;
 
 /// Seconds since `since` (a timestamptz expression), or since initdb when it is NULL: the
 /// system identifier's high 32 bits are initdb's time.
@@ -123,6 +124,67 @@ pub struct ToastColumn {
 /// with data, outside the system schemas, largest first: a partitioned table stands for its
 /// partitions (their sizes summed; a partition is not listed on its own).
 pub fn toast_columns() -> Vec<ToastColumn> {
+    // The candidate tables from the catalogue alone, which locks none of them; then their
+    // sizes a few tables at a time, each batch in a subtransaction rolled back once its rows
+    // are copied out: pg_partition_tree locks every partition until the transaction ends (a
+    // database of 10,000 partitions would hold them all, and exhaust the lock table, 53200),
+    // and pg_relation_size waits for a table's lock, which lock_timeout ends with an ERROR
+    // that must cost that table alone.
+    let candidates = "SELECT c.oid FROM pg_catalog.pg_class c \
+           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+          WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m,p}'::pg_catalog.\"char\"[]) AND NOT c.relispartition \
+            AND c.relpersistence OPERATOR(pg_catalog.<>) 't'::pg_catalog.\"char\" \
+            AND n.nspname OPERATOR(pg_catalog.<>) ALL ('{pg_catalog,information_schema,compresslab}'::pg_catalog.name[]) \
+            AND n.nspname OPERATOR(pg_catalog.!~) '^pg_toast' \
+            AND EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid \
+                          AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped AND a.attlen OPERATOR(pg_catalog.=) -1 \
+                          AND a.attstorage OPERATOR(pg_catalog.=) ANY ('{x,m}'::pg_catalog.\"char\"[])) \
+          ORDER BY c.oid";
+    let tables: Vec<pg_sys::Oid> = Spi::connect(|client| {
+        client
+            .select(candidates, None, &[])
+            .unwrap_or_else(|e| spi_failed(e))
+            .filter_map(|row| row.get::<pg_sys::Oid>(1).ok().flatten())
+            .collect()
+    });
+    let mut sized = Vec::new();
+    for batch in tables.chunks(SIZE_BATCH) {
+        match subtransaction::rolled_back(|| sized_columns(batch)) {
+            Ok(columns) => sized.extend(columns),
+            // again one table at a time, to leave out only the table that fails (a table
+            // dropped meanwhile has no size and is left out without an ERROR)
+            Err(_) => {
+                for &table in batch {
+                    match subtransaction::rolled_back(|| sized_columns(&[table])) {
+                        Ok(columns) => sized.extend(columns),
+                        Err(why) => notice!(
+                            "compresslab: advise: {} left out: {why}",
+                            relation_name(table).unwrap_or_else(|| format!("relation with OID {table}"))
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    // largest first, then in the catalogue's order
+    sized.sort_by(|a, b| b.total.cmp(&a.total).then(a.table_oid.cmp(&b.table_oid)).then(a.attnum.cmp(&b.attnum)));
+    sized.into_iter().map(|s| s.column).collect()
+}
+
+/// Tables whose sizes one subtransaction of [`toast_columns`] reads (each locks the table,
+/// its TOAST table and their indexes, or a partitioned table's every partition).
+const SIZE_BATCH: usize = 50;
+
+/// A column of [`toast_columns`] with what orders it.
+struct SizedColumn {
+    total: i64,
+    table_oid: u32,
+    attnum: i32,
+    column: ToastColumn,
+}
+
+/// The compressible columns of `tables` that store data, with their tables' total sizes.
+fn sized_columns(tables: &[pg_sys::Oid]) -> Vec<SizedColumn> {
     // The relations holding a table's rows: itself, or a partitioned table's leaves (which
     // pg_partition_tree lists; it lists nothing for a plain table).
     let stored = "(SELECT c.oid AS relid WHERE c.relkind OPERATOR(pg_catalog.<>) 'p'::pg_catalog.\"char\" \
@@ -132,25 +194,23 @@ pub fn toast_columns() -> Vec<ToastColumn> {
                 pg_catalog.ascii(a.attcompression::pg_catalog.text), \
                 pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT'), \
                 ARRAY(SELECT t.relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree(c.oid) t \
-                       WHERE t.relid::pg_catalog.oid OPERATOR(pg_catalog.<>) c.oid ORDER BY t.level, t.relid) \
+                       WHERE t.relid::pg_catalog.oid OPERATOR(pg_catalog.<>) c.oid ORDER BY t.level, t.relid), \
+                size.total::pg_catalog.int8, a.attnum::pg_catalog.int4 \
            FROM pg_catalog.pg_class c \
            JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
            JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid \
            CROSS JOIN LATERAL (SELECT pg_catalog.sum(pg_catalog.pg_relation_size(s.relid)) AS heap, \
                                       pg_catalog.sum(pg_catalog.pg_total_relation_size(s.relid)) AS total \
                                  FROM {stored} s) size \
-          WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{{r,m,p}}'::pg_catalog.\"char\"[]) AND NOT c.relispartition \
-            AND c.relpersistence OPERATOR(pg_catalog.<>) 't'::pg_catalog.\"char\" \
-            AND n.nspname OPERATOR(pg_catalog.<>) ALL ('{{pg_catalog,information_schema,compresslab}}'::pg_catalog.name[]) \
-            AND n.nspname OPERATOR(pg_catalog.!~) '^pg_toast' \
+          WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1) \
+            AND c.relkind OPERATOR(pg_catalog.=) ANY ('{{r,m,p}}'::pg_catalog.\"char\"[]) AND NOT c.relispartition \
             AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped AND a.attlen OPERATOR(pg_catalog.=) -1 \
             AND a.attstorage OPERATOR(pg_catalog.=) ANY ('{{x,m}}'::pg_catalog.\"char\"[]) \
-            AND size.heap OPERATOR(pg_catalog.>) 0 \
-          ORDER BY size.total DESC, c.oid, a.attnum"
+            AND size.heap OPERATOR(pg_catalog.>) 0"
     );
     Spi::connect(|client| {
         client
-            .select(&query, None, &[])
+            .select(&query, None, &[tables.to_vec().into()])
             .unwrap_or_else(|e| spi_failed(e))
             .map(|row| {
                 let text = |i: usize| row.get::<String>(i).ok().flatten().unwrap_or_default();
@@ -158,20 +218,26 @@ pub fn toast_columns() -> Vec<ToastColumn> {
                 let column_name = text(4);
                 let column = quote_identifier(&column_name);
                 let partitions = row.get::<Vec<pg_sys::Oid>>(7).ok().flatten().unwrap_or_default();
-                ToastColumn {
-                    table: row.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or(pg_sys::InvalidOid),
-                    target: format!("{table_name}.{column}"),
-                    table_name,
-                    column,
-                    column_name,
-                    compression: row
-                        .get::<i32>(5)
-                        .ok()
-                        .flatten()
-                        .and_then(|code| ToastCompression::from_attcompression(code as u8)),
-                    readable: row.get::<bool>(6).ok().flatten().unwrap_or(false),
-                    // a partition dropped since the query above is left out
-                    partitions: partitions.into_iter().filter_map(relation_name).collect(),
+                let table = row.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or(pg_sys::InvalidOid);
+                SizedColumn {
+                    total: row.get::<i64>(8).ok().flatten().unwrap_or(0),
+                    table_oid: table.to_u32(),
+                    attnum: row.get::<i32>(9).ok().flatten().unwrap_or(0),
+                    column: ToastColumn {
+                        table,
+                        target: format!("{table_name}.{column}"),
+                        table_name,
+                        column,
+                        column_name,
+                        compression: row
+                            .get::<i32>(5)
+                            .ok()
+                            .flatten()
+                            .and_then(|code| ToastCompression::from_attcompression(code as u8)),
+                        readable: row.get::<bool>(6).ok().flatten().unwrap_or(false),
+                        // a partition dropped since the query above is left out
+                        partitions: partitions.into_iter().filter_map(relation_name).collect(),
+                    },
                 }
             })
             .collect()

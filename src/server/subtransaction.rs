@@ -1,6 +1,6 @@
-//! Work whose ERROR must not end the statement, run as PL/pgSQL runs a block with an
-//! EXCEPTION clause: in an internal subtransaction, rolled back on ERROR, which frees what the
-//! work held (locks, buffer pins, files, memory of the subtransaction).
+//! Read-only work whose ERROR must not end the statement, run as PL/pgSQL runs a block with an
+//! EXCEPTION clause: in an internal subtransaction, rolled back once its value is copied out,
+//! which frees what the work held (locks, buffer pins, files, memory of the subtransaction).
 
 use std::panic::AssertUnwindSafe;
 
@@ -18,10 +18,12 @@ fn must_end_statement(error: &CaughtError) -> bool {
     }
 }
 
-/// `f` in an internal subtransaction: its value, or the message (and hint) of the ERROR it
-/// raised, after the subtransaction is rolled back. A cancel, a timeout, a shutdown or a
-/// Rust panic is raised again, after the rollback.
-pub fn catch_error<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+/// `f` in an internal subtransaction, rolled back when `f` returns as when it raises an ERROR:
+/// its value (copied out; for read-only work), or the message (and hint) of its ERROR. The
+/// rollback frees what `f` held (each relation's AccessShareLock) now rather than at the end of
+/// the transaction. A cancel, a timeout, a shutdown or a Rust panic is raised again, after the
+/// rollback.
+pub fn rolled_back<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     // SAFETY: as PL/pgSQL's exec_stmt_block: the memory context and resource owner of the
     // caller are saved before the subtransaction starts and restored after it ends, either
     // way; the caller's allocations stay in the caller's context.
@@ -39,7 +41,7 @@ pub fn catch_error<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     PgTryBuilder::new(AssertUnwindSafe(|| {
         let value = f();
         // SAFETY: the subtransaction begun above is the current one.
-        unsafe { pg_sys::ReleaseCurrentSubTransaction() };
+        unsafe { pg_sys::RollbackAndReleaseCurrentSubTransaction() };
         restore();
         Ok(value)
     }))
