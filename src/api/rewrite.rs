@@ -10,13 +10,13 @@ use compresslab_core::rewrite;
 use compresslab_core::CodecError;
 use pgrx::datum::Interval;
 use pgrx::prelude::*;
-use pgrx::{AnyElement, FromDatum, PgSqlErrorCode};
+use pgrx::{AnyElement, FromDatum, IntoDatum, PgSqlErrorCode};
 
 use crate::errors::{raise, report, required, OrRaise};
 use crate::server::names::{quote_identifier, relation_name};
 use crate::server::privileges::permission_denied;
 use crate::server::relations::RegClass;
-use crate::server::rewrite::{run_batch, BatchSpec};
+use crate::server::rewrite::{execute, kept_plan, run_batch, text_column, typed_column, BatchSpec};
 use crate::server::sampling::spi_failed;
 
 extension_sql_file!(
@@ -63,17 +63,17 @@ fn checked_column(relid: pg_sys::Oid, name: &str) -> Column {
                      ON a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) $2::pg_catalog.name \
                     AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped \
                   WHERE c.oid OPERATOR(pg_catalog.=) $1";
-    let found = Spi::connect(|client| {
-        let rows = client.select(query, Some(1), &[relid.into(), name.into()]).unwrap_or_else(|e| spi_failed(e));
-        if rows.is_empty() {
+    // a kept plan: each batch checks the column again (it may have changed between batches)
+    let found = Spi::connect(|_| {
+        let plan = kept_plan(query, &[pg_sys::OIDOID, pg_sys::TEXTOID]);
+        if execute(plan, &[relid.into_datum(), name.into_datum()], true) == 0 {
             return None;
         }
-        let row = rows.first();
-        let text = |i: usize| row.get::<String>(i).ok().flatten().unwrap_or_default();
+        let text = |i: i32| text_column(0, i).unwrap_or_default();
         Some(Column {
             relkind: text(1),
-            attnum: row.get::<i16>(2).ok().flatten().unwrap_or(0),
-            attlen: row.get::<i32>(3).ok().flatten().unwrap_or(0),
+            attnum: typed_column::<i16>(0, 2).unwrap_or(0),
+            attlen: typed_column::<i32>(0, 3).unwrap_or(0),
             storage: text(4),
             generated: text(5),
             compression: text(6),

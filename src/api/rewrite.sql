@@ -88,6 +88,7 @@ DECLARE
     statement pg_catalog.text;
     leaf pg_catalog.oid;
     tries pg_catalog.int4;
+    pass_end pg_catalog.int8;
     at_end pg_catalog.bool;
     finished pg_catalog.bool;
     began pg_catalog.timestamptz := pg_catalog.clock_timestamp();
@@ -184,9 +185,12 @@ BEGIN
              WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name FOR UPDATE;
             SELECT r.* INTO b FROM compresslab.recompress_batch(leaf, column_name, plan.method, st.next_block, batch_rows,
                                                                 plan.batch_bytes, false) r;
-            -- A pass ends at the last block; another follows while the last one rewrote or
-            -- skipped rows (other sessions may have moved rows behind it), three at most.
-            at_end := b.next_block OPERATOR(pg_catalog.>=) b.total_blocks;
+            -- A pass ends at the block the table ended at when it began (the rows it rewrites
+            -- land after it); another follows while the last one rewrote or skipped rows
+            -- (other sessions may have moved rows behind it), three at most.
+            pass_end := CASE WHEN st.next_block OPERATOR(pg_catalog.=) 0 OR st.total_blocks OPERATOR(pg_catalog.=) 0
+                             THEN b.total_blocks ELSE LEAST(st.total_blocks, b.total_blocks) END;
+            at_end := b.next_block OPERATOR(pg_catalog.>=) pass_end;
             finished := at_end AND (st.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped
                                     OPERATOR(pg_catalog.=) 0 OR st.pass OPERATOR(pg_catalog.>=) 3);
             UPDATE compresslab.recompress_state s SET
@@ -194,7 +198,7 @@ BEGIN
                 pass = s.pass OPERATOR(pg_catalog.+) CASE WHEN at_end AND NOT finished THEN 1 ELSE 0 END,
                 pass_changes = CASE WHEN at_end THEN 0
                                     ELSE s.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped END,
-                total_blocks = b.total_blocks,
+                total_blocks = pass_end,
                 rows_examined = s.rows_examined OPERATOR(pg_catalog.+) b.rows_examined,
                 rows_rewritten = s.rows_rewritten OPERATOR(pg_catalog.+) b.rows_rewritten,
                 rows_skipped = s.rows_skipped OPERATOR(pg_catalog.+) b.rows_skipped,
@@ -218,7 +222,7 @@ BEGIN
             EXIT WHEN finished;
             IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) last_notice OPERATOR(pg_catalog.>) '5 s'::pg_catalog.interval THEN
                 RAISE NOTICE 'compresslab.recompress: %.%: pass %, block % of %; this call: % rows rewritten (% skipped: changed meanwhile), % stored before, % after, % of WAL',
-                    leaf::pg_catalog.regclass, pg_catalog.quote_ident(column_name), st.pass, b.next_block, b.total_blocks,
+                    leaf::pg_catalog.regclass, pg_catalog.quote_ident(column_name), st.pass, b.next_block, pass_end,
                     n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes), pg_catalog.pg_size_pretty(after_bytes),
                     pg_catalog.pg_size_pretty(wal_run);
                 last_notice := pg_catalog.clock_timestamp();

@@ -5,18 +5,16 @@
 //! session changed meanwhile is skipped, never overwritten), and reads each new version back to
 //! compare its digest, all in the caller's transaction. Row locks only.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 
 use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
 use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
-use pgrx::pg_sys::PgBuiltInOids;
 use pgrx::prelude::*;
-use pgrx::{PgOid, PgRelation, PgSqlErrorCode};
+use pgrx::{FromDatum, IntoDatum, PgRelation, PgSqlErrorCode};
 
 use super::names::{quote_identifier, relation_name};
 use super::pages::relation_blocks;
-use super::sampling::spi_failed;
 use crate::errors::report;
 
 unsafe extern "C-unwind" {
@@ -133,19 +131,20 @@ fn pick(
     let query = format!(
         "SELECT t.ctid::pg_catalog.text, t.xmin::pg_catalog.text, t.{col}, pg_catalog.pg_column_compression(t.{col}) \
            FROM ONLY {table} t \
-          WHERE t.ctid OPERATOR(pg_catalog.>=) '({first},0)'::pg_catalog.tid \
-            AND t.ctid OPERATOR(pg_catalog.<) '({end},0)'::pg_catalog.tid AND t.{col} IS NOT NULL \
-          ORDER BY t.ctid",
-        first = spec.first_block
+          WHERE t.ctid OPERATOR(pg_catalog.>=) $1::pg_catalog.tid AND t.ctid OPERATOR(pg_catalog.<) $2::pg_catalog.tid \
+            AND t.{col} IS NOT NULL \
+          ORDER BY t.ctid"
     );
     let threshold = row_threshold(rel);
     let (mut picked, mut bytes, mut stop_at) = (Vec::new(), 0i64, None::<u64>);
     let mut next_block = end;
-    Spi::connect(|client| {
-        let mut rows = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-        while rows.next().is_some() {
+    Spi::connect(|_| {
+        let plan = kept_plan(&query, &[pg_sys::TEXTOID, pg_sys::TEXTOID]);
+        let bounds = [format!("({},0)", spec.first_block), format!("({end},0)")];
+        let rows = execute(plan, &bounds.map(|b| b.into_datum()), true);
+        for row in 0..rows {
             check_for_interrupts!();
-            let ctid: String = rows.get(1).ok().flatten().unwrap_or_default();
+            let ctid = text_column(row, 1).unwrap_or_default();
             let block = rewrite::ctid_block(&ctid).unwrap_or(end);
             if let Some(last) = stop_at {
                 if block > last {
@@ -153,8 +152,8 @@ fn pick(
                     break;
                 }
             }
-            let Ok(Some(datum)) = rows.get_datum_by_ordinal(3) else { continue };
-            let method: Option<String> = rows.get(4).ok().flatten();
+            let Some(datum) = column(row, 3) else { continue };
+            let method = text_column(row, 4);
             done.examined += 1;
             let (external, size) = stored_form(datum);
             let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED)
@@ -176,7 +175,7 @@ fn pick(
                 done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
             }
             bytes += digest.len as i64;
-            let xmin: String = rows.get(2).ok().flatten().unwrap_or_default();
+            let xmin = text_column(row, 2).unwrap_or_default();
             picked.push(Picked { ctid, xmin, digest, stored: size as i64 });
             if stop_at.is_none() && (picked.len() as u32 >= spec.batch_rows || bytes >= spec.batch_bytes) {
                 stop_at = Some(block);
@@ -262,65 +261,175 @@ fn tuple_length(rel: &PgRelation, ctid: &str) -> Option<usize> {
 
 /// Rewrites the picked values as fresh copies of themselves in one UPDATE, each only in the
 /// row version it was read from (a row another session changed meanwhile fails the `ctid` and
-/// `xmin` test and is skipped), then reads the new versions back: each must hold the digest
-/// of a value picked (a multiset: values are matched, not rows, since RETURNING names only
-/// the new row versions).
+/// `xmin` test and is skipped), then reads each new version back: it must hold the digest of
+/// the value picked from the version it replaced (RETURNING names the picked row of each).
 ///
 /// A superuser rewriting another role's table runs the UPDATE as that role, in a
 /// security-restricted operation (as PostgreSQL runs VACUUM and ANALYZE): the table's index
 /// expressions, constraints and triggers are its owner's code, which must not run with a
 /// superuser's rights when the advice's CALL is pasted. The statement is prepared first, as
 /// the caller (names are looked up then).
-fn rewrite_picked(table: &str, column: &str, owner: pg_sys::Oid, picked: &[Picked], done: &mut BatchDone) {
-    let col = quote_identifier(column);
+fn rewrite_picked(table: &str, column_name: &str, owner: pg_sys::Oid, picked: &[Picked], done: &mut BatchDone) {
+    let col = quote_identifier(column_name);
+    // A join with the picked (ctid, xmin) pairs: a TID scan per pair (the generic plan), where
+    // `ctid = ANY (...)` with the pair's xmin looked up by array_position() cost a batch of n
+    // rows n²/2 comparisons. Under EvalPlanQual (a row updated meanwhile) the xmin test fails.
     let update = format!(
         "UPDATE ONLY {table} t SET {col} = compresslab.fresh_copy(t.{col}) \
-          WHERE t.ctid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]::pg_catalog.tid[]) \
-            AND t.xmin OPERATOR(pg_catalog.=) ($2::pg_catalog.text[]::pg_catalog.xid[])[pg_catalog.array_position( \
-                $1::pg_catalog.text[]::pg_catalog.tid[], t.ctid)] \
-         RETURNING t.ctid::pg_catalog.text"
+           FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]::pg_catalog.tid[]), \
+                           pg_catalog.unnest($2::pg_catalog.text[]::pg_catalog.xid[])) WITH ORDINALITY AS p(ctid, xmin, n) \
+          WHERE t.ctid OPERATOR(pg_catalog.=) p.ctid AND t.xmin OPERATOR(pg_catalog.=) p.xmin \
+         RETURNING p.n, t.ctid::pg_catalog.text"
     );
-    let read_back =
-        format!("SELECT t.{col} FROM ONLY {table} t WHERE t.ctid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.text[]::pg_catalog.tid[])");
+    let read_back = format!(
+        "SELECT p.n, t.{col} \
+           FROM pg_catalog.unnest($1::pg_catalog.text[]::pg_catalog.tid[]) WITH ORDINALITY AS p(ctid, n) \
+           JOIN ONLY {table} t ON t.ctid OPERATOR(pg_catalog.=) p.ctid"
+    );
     let ctids: Vec<String> = picked.iter().map(|p| p.ctid.clone()).collect();
     let xmins: Vec<String> = picked.iter().map(|p| p.xmin.clone()).collect();
-    let mut unmatched: Vec<(Digest, i64)> = picked.iter().map(|p| (p.digest, p.stored)).collect();
-    let text_array = PgOid::BuiltIn(PgBuiltInOids::TEXTARRAYOID);
-    Spi::connect_mut(|client| {
-        let update = client.prepare_mut(update.as_str(), &[text_array, text_array]).unwrap_or_else(|e| spi_failed(e));
+    Spi::connect(|_| {
+        let update = kept_plan(&update, &[pg_sys::TEXTARRAYOID, pg_sys::TEXTARRAYOID]);
+        let read_back = kept_plan(&read_back, &[pg_sys::TEXTARRAYOID]);
         let as_owner = AsOwner::enter(owner);
-        let new_ctids: Vec<String> = client
-            .update(&update, None, &[ctids.into(), xmins.into()])
-            .unwrap_or_else(|e| spi_failed(e))
-            .filter_map(|row| row.get::<String>(1).ok().flatten())
+        let updated = execute(update, &[ctids.into_datum(), xmins.into_datum()], false);
+        // (index into picked, its new row version)
+        let mut rewritten: Vec<(usize, String)> = (0..updated)
+            .filter_map(|row| {
+                let n = typed_column::<i64>(row, 1)?;
+                Some((usize::try_from(n - 1).ok().filter(|&i| i < picked.len())?, text_column(row, 2)?))
+            })
             .collect();
         drop(as_owner);
-        done.skipped += (picked.len() - new_ctids.len()) as i64;
-        let expected = new_ctids.len();
-        let mut rows = client.select(read_back.as_str(), None, &[new_ctids.into()]).unwrap_or_else(|e| spi_failed(e));
-        let mut seen = 0;
-        while rows.next().is_some() {
+        if rewritten.len() as u64 != updated {
+            corrupted(table, "is missing")
+        }
+        done.skipped += (picked.len() - rewritten.len()) as i64;
+        let new_ctids: Vec<String> = rewritten.iter_mut().map(|(_, ctid)| std::mem::take(ctid)).collect();
+        let rows = execute(read_back, &[new_ctids.into_datum()], false);
+        let mut seen = vec![false; rewritten.len()];
+        for row in 0..rows {
             check_for_interrupts!();
-            let Some(datum) = rows.get_datum_by_ordinal(1).ok().flatten() else {
-                corrupted(table, "reads back as NULL")
+            let Some(at) = typed_column::<i64>(row, 1)
+                .and_then(|n| usize::try_from(n - 1).ok())
+                .filter(|&i| i < rewritten.len() && !seen[i])
+            else {
+                corrupted(table, "is read back twice")
             };
+            seen[at] = true;
+            let Some(datum) = column(row, 2) else { corrupted(table, "reads back as NULL") };
             let (_, size) = stored_form(datum);
             let Some((digest, _)) = examine(datum, 0, Decision::Rewrite, false) else {
                 corrupted(table, "cannot be read")
             };
-            let Some(at) = unmatched.iter().position(|(d, _)| *d == digest) else {
+            let was = &picked[rewritten[at].0];
+            if digest != was.digest {
                 corrupted(table, "reads back different bytes")
-            };
-            let (_, stored) = unmatched.swap_remove(at);
+            }
             done.rewritten += 1;
-            done.bytes_before += stored;
+            done.bytes_before += was.stored;
             done.bytes_after += size as i64;
-            seen += 1;
         }
-        if seen != expected {
+        if seen.iter().any(|s| !s) {
             corrupted(table, "is missing")
         }
     });
+}
+
+/// Statements planned once per backend, generically (for any value of their parameters), and
+/// kept (`SPI_keepplan`): a batch runs the same four statements of a table, which custom
+/// plans planned anew each time, and for which the planner, pricing a batch's thousand TIDs
+/// as random reads, chose a sequential scan of the whole table for each batch (on tables of
+/// up to a few thousand pages). The generic plans read by TID. Keyed by the statement's text
+/// (the table's and column's names as they are now); the oldest is freed past `KEPT_PLANS`.
+/// PostgreSQL's plan cache replans them after DDL on the table, and for another role when
+/// row-level security applies.
+const KEPT_PLANS: usize = 12;
+
+thread_local! {
+    static PLANS: std::cell::RefCell<Vec<(String, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+pub(crate) fn kept_plan(query: &str, argtypes: &[pg_sys::Oid]) -> pg_sys::SPIPlanPtr {
+    let found = PLANS.with_borrow(|plans| plans.iter().position(|(q, _)| q == query));
+    if let Some(at) = found {
+        let plan = PLANS.with_borrow(|plans| plans[at].1) as pg_sys::SPIPlanPtr;
+        // SAFETY: a kept plan. One that DDL invalidated is prepared anew here, as the caller,
+        // rather than analysed again when it runs (perhaps as the table's owner).
+        if unsafe { pg_sys::SPI_plan_is_valid(plan) } {
+            return plan;
+        }
+        PLANS.with_borrow_mut(|plans| plans.remove(at));
+        // SAFETY: the plan was kept, and is no longer listed.
+        unsafe { pg_sys::SPI_freeplan(plan) };
+    }
+    let text = CString::new(query).unwrap_or_else(|_| corrupted("a statement", "holds a NUL byte"));
+    let mut types = argtypes.to_vec();
+    // SAFETY: within an SPI connection; a NULL plan is an error reported by SPI_result. The
+    // kept plan lives in its own context under CacheMemoryContext until SPI_freeplan.
+    unsafe {
+        let plan = pg_sys::SPI_prepare_cursor(
+            text.as_ptr(),
+            types.len() as i32,
+            types.as_mut_ptr(),
+            pg_sys::CURSOR_OPT_GENERIC_PLAN as i32,
+        );
+        if plan.is_null() || pg_sys::SPI_keepplan(plan) != 0 {
+            spi_status(pg_sys::SPI_result)
+        }
+        PLANS.with_borrow_mut(|plans| {
+            if plans.len() >= KEPT_PLANS {
+                let (_, oldest) = plans.remove(0);
+                pg_sys::SPI_freeplan(oldest as pg_sys::SPIPlanPtr);
+            }
+            plans.push((query.to_string(), plan as usize));
+        });
+        plan
+    }
+}
+
+/// Runs a kept plan with `args` (none NULL): the rows it returns, in `SPI_tuptable`, read by
+/// [`column`] until the next statement.
+pub(crate) fn execute(plan: pg_sys::SPIPlanPtr, args: &[Option<pg_sys::Datum>], read_only: bool) -> u64 {
+    let mut values: Vec<pg_sys::Datum> = args.iter().map(|a| a.unwrap_or(pg_sys::Datum::from(0usize))).collect();
+    let nulls: Vec<c_char> = args.iter().map(|a| if a.is_some() { b' ' } else { b'n' } as c_char).collect();
+    // SAFETY: a kept plan, with as many values as it has parameters, of its types.
+    unsafe {
+        let status = pg_sys::SPI_execute_plan(plan, values.as_mut_ptr(), nulls.as_ptr(), read_only, 0);
+        if status < 0 {
+            spi_status(status)
+        }
+        pg_sys::SPI_processed
+    }
+}
+
+/// Column `n` (from 1) of row `row` of the last statement's result; None for NULL.
+pub(crate) fn column(row: u64, n: i32) -> Option<pg_sys::Datum> {
+    // SAFETY: `row` is below SPI_processed of the statement just run, whose SPI_tuptable holds it.
+    unsafe {
+        let table = pg_sys::SPI_tuptable;
+        let tuple = *(*table).vals.add(row as usize);
+        let mut null = false;
+        let datum = pg_sys::SPI_getbinval(tuple, (*table).tupdesc, n, &mut null);
+        (!null).then_some(datum)
+    }
+}
+
+/// Column `n` of row `row` of the last statement's result as a `T`, the column's type (text:
+/// String, int2: i16, int4: i32, int8: i64); None for NULL.
+pub(crate) fn typed_column<T: FromDatum>(row: u64, n: i32) -> Option<T> {
+    // SAFETY: a non-NULL datum of the column, whose type the caller names with T.
+    column(row, n).and_then(|d| unsafe { T::from_datum(d, false) })
+}
+
+pub(crate) fn text_column(row: u64, n: i32) -> Option<String> {
+    typed_column(row, n)
+}
+
+fn spi_status(status: i32) -> ! {
+    // SAFETY: SPI_result_code_string returns a static string for any code.
+    let text = unsafe { std::ffi::CStr::from_ptr(pg_sys::SPI_result_code_string(status)) };
+    report(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("recompress: SPI failed: {}", text.to_string_lossy()), None)
 }
 
 /// The table's owner as the current user, in a security-restricted operation, while a

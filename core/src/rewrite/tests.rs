@@ -80,6 +80,21 @@ fn digests_tell_values_apart() {
     assert_eq!(Digest::of(b"abc"), Digest::of(b"abc"));
     assert_ne!(Digest::of(b"abc"), Digest::of(b"abd"));
     assert_ne!(Digest::of(b""), Digest::of(b"\0"));
+    // CRC-32C's check value (RFC 3720), so the hardware path is the right function
+    assert_eq!(Digest::of(b"123456789").crc32c, 0xe306_9283);
+}
+
+#[test]
+fn a_flipped_bit_anywhere_in_a_value_changes_both_halves_of_its_digest() {
+    let value: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let digest = Digest::of(&value);
+    for bit in (0..value.len() * 8).step_by(61) {
+        let mut changed = value.clone();
+        changed[bit / 8] ^= 1 << (bit % 8);
+        let other = Digest::of(&changed);
+        assert_ne!(other.crc32c, digest.crc32c, "bit {bit}");
+        assert_ne!(other.xxh3, digest.xxh3, "bit {bit}");
+    }
 }
 
 #[test]
