@@ -70,6 +70,46 @@ pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32)
 /// does not repeat the block order's draws.
 const THINNING_SEED: u64 = 0x5eed_0fb1_0c00;
 
+/// How the rows of a range of blocks are read.
+enum Reader {
+    /// A TID range scan in SQL, as the caller: the query, `{leaf}`, `{first}` and `{last}` to
+    /// fill in; the selected columns are its ordinals 1, 2, ...
+    Sql(String),
+    /// The caller may read some columns but not the table (column privileges only), and no
+    /// row-level security applies to it: a heap scan of the blocks; the selected columns are
+    /// these attribute indexes (attnum - 1), the sampled column's first.
+    Heap { table: pg_sys::Oid, attributes: Vec<usize> },
+}
+
+/// Why `rel`'s blocks cannot be sampled by the caller, None when they can: SELECT on the table
+/// lets the sample name `ctid`; with SELECT on some columns only, its heap is scanned directly,
+/// which a partitioned table (whose columns' privileges are its own, not its partitions') or
+/// row-level security (whose policies only a query applies) rules out.
+pub fn unreadable_blocks(rel: &PgRelation) -> Option<String> {
+    if select_on_table(rel) {
+        return None;
+    }
+    if relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
+        return Some("a partitioned table is sampled by block, which needs SELECT on the whole table".into());
+    }
+    // SAFETY: a catalog lookup for an open relation, as the current user.
+    let rls = unsafe { pg_sys::check_enable_rls(rel.oid(), pg_sys::InvalidOid, true) };
+    (rls as u32 == pg_sys::CheckEnableRlsResult::RLS_ENABLED).then(|| {
+        "row-level security applies and you may not SELECT the whole table: its rows are sampled by block only through \
+         a query that names ctid, which needs SELECT on the table"
+            .into()
+    })
+}
+
+/// Whether the caller has SELECT on the table itself (not only on some of its columns).
+fn select_on_table(rel: &PgRelation) -> bool {
+    // SAFETY: a privilege lookup for an open relation.
+    unsafe {
+        pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+            == pg_sys::AclResult::ACLCHECK_OK
+    }
+}
+
 /// How a block's reading ended.
 pub enum BlockEnd {
     /// Every row of the block was read.
@@ -115,9 +155,12 @@ fn compression_method(datum: pg_sys::Datum) -> Option<String> {
 /// columns stays within the 1,664 entries of a target list. A variable-length column the
 /// caller may not read is left out of the row's model: its value is neither read
 /// nor measured, and the row is modelled without it (a NOTICE names it).
+///
+/// A caller with SELECT on some columns only may not name `ctid`, so its blocks are read by a
+/// heap scan limited to them instead ([`Reader::Heap`]): the same rows `SELECT` would return
+/// (the statement's snapshot), the columns it may read and no other.
 pub struct BlockSampler {
-    /// The query of a block's rows, `{leaf}`, `{first}` and `{last}` to fill in.
-    query: String,
+    reader: Reader,
     /// Each leaf (the table itself for a plain table, with no filter) and the first block of
     /// the sampler's numbering that is its.
     leaves: Vec<(Option<pg_sys::Oid>, u64)>,
@@ -156,19 +199,29 @@ impl BlockSampler {
             .collect();
         let natts = tupdesc.len();
         drop(tupdesc);
-        // SAFETY: privilege lookups for an open relation and its attributes.
-        let whole_table = unsafe {
-            pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
-                == pg_sys::AclResult::ACLCHECK_OK
-        };
+        if let Some(why) = unreadable_blocks(rel) {
+            report(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("cannot sample \"{}\": {why}", rel.name()),
+                None,
+            );
+        }
+        let whole_table = select_on_table(rel);
         let may_read = |attnum: i16| {
             whole_table
-                // SAFETY: as above.
+                // SAFETY: a privilege lookup for an open relation's attribute.
                 || unsafe {
                     pg_sys::pg_attribute_aclcheck(rel.oid(), attnum, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
                         == pg_sys::AclResult::ACLCHECK_OK
                 }
         };
+        if !whole_table && !all_varlena.iter().any(|(name, attnum, _)| name == col && may_read(*attnum)) {
+            report(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("permission denied for column \"{col}\" of relation \"{}\"", rel.name()),
+                None,
+            );
+        }
         // The sampled column itself is always selected: without the right to read it, the
         // query's own 42501 is the answer.
         let (varlena, left_out): (Vec<_>, Vec<_>) =
@@ -201,12 +254,19 @@ impl BlockSampler {
         let quoted = quote_identifier(col);
         let table = qualified_name(rel.namespace(), rel.name());
         // A TID range scan reads only the blocks asked for (PostgreSQL 14 and later).
-        let query = format!(
-            "SELECT {} FROM {table} \
-              WHERE ctid OPERATOR(pg_catalog.>=) '({{first}},0)'::pg_catalog.tid \
-                AND ctid OPERATOR(pg_catalog.<=) '({{last}},65535)'::pg_catalog.tid{{leaf}} AND {quoted} IS NOT NULL",
-            selected.join(", ")
-        );
+        let reader = if whole_table {
+            Reader::Sql(format!(
+                "SELECT {} FROM {table} \
+                  WHERE ctid OPERATOR(pg_catalog.>=) '({{first}},0)'::pg_catalog.tid \
+                    AND ctid OPERATOR(pg_catalog.<=) '({{last}},65535)'::pg_catalog.tid{{leaf}} AND {quoted} IS NOT NULL",
+                selected.join(", ")
+            ))
+        } else {
+            Reader::Heap {
+                table: rel.oid(),
+                attributes: varlena.iter().map(|(_, attnum, _)| (*attnum - 1) as usize).collect(),
+            }
+        };
         let sizes: Vec<(Option<pg_sys::Oid>, u64)> = if partitioned {
             Spi::connect(|client| {
                 client
@@ -235,7 +295,7 @@ impl BlockSampler {
             nblocks += blocks;
         }
         BlockSampler {
-            query,
+            reader,
             leaves,
             nblocks,
             varlena: varlena.into_iter().map(|(_, _, storage)| storage).collect(),
@@ -268,30 +328,96 @@ impl BlockSampler {
         ranges
     }
 
-    /// The query of blocks `first..=last` (of the sampler's numbering, within one leaf).
-    fn range_query(&self, first: u64, last: u64) -> String {
+    /// `each` on every row of blocks `first..=last` (of the sampler's numbering, within one
+    /// leaf) whose sampled column is not NULL, given the row's selected columns (by their
+    /// place, NULL as None) as stored; `each` may end the reading with its answer.
+    fn each_row(
+        &self,
+        first: u64,
+        last: u64,
+        mut each: impl FnMut(&dyn Fn(usize) -> Option<pg_sys::Datum>) -> Option<BlockEnd>,
+    ) -> BlockEnd {
         let at = self.leaves.partition_point(|(_, start)| *start <= first).saturating_sub(1);
         let (leaf, start) = self.leaves[at];
-        let leaf = leaf.map_or_else(String::new, |oid| {
-            format!(" AND tableoid OPERATOR(pg_catalog.=) {}::pg_catalog.oid", oid.to_u32())
-        });
-        self.query
-            .replace("{first}", &(first - start).to_string())
-            .replace("{last}", &(last - start).to_string())
-            .replace("{leaf}", &leaf)
+        let (first, last) = (first - start, last - start);
+        match &self.reader {
+            Reader::Sql(query) => {
+                let leaf = leaf.map_or_else(String::new, |oid| {
+                    format!(" AND tableoid OPERATOR(pg_catalog.=) {}::pg_catalog.oid", oid.to_u32())
+                });
+                let query = query
+                    .replace("{first}", &first.to_string())
+                    .replace("{last}", &last.to_string())
+                    .replace("{leaf}", &leaf);
+                Spi::connect(|client| {
+                    let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
+                    while table.next().is_some() {
+                        check_for_interrupts!();
+                        let get = |i: usize| table.get_datum_by_ordinal(1 + i).ok().flatten();
+                        if let Some(end) = each(&get) {
+                            return end;
+                        }
+                    }
+                    BlockEnd::Read
+                })
+            }
+            Reader::Heap { table, attributes } => {
+                // SAFETY: the caller holds the relation open and locked (AccessShareLock); the
+                // scan reads the blocks asked for under the statement's snapshot; each tuple's
+                // datums point into its pinned buffer and are copied or measured by `each`
+                // before the next tuple; the scan ends here (an ERROR in between leaves its pin
+                // to the resource owner, as any aborted scan).
+                unsafe {
+                    let rel = PgRelation::open(*table);
+                    let natts = (*rel.rd_att).natts as usize;
+                    let mut values = vec![pg_sys::Datum::from(0usize); natts];
+                    let mut nulls = vec![true; natts];
+                    let flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
+                    let scan = pg_sys::heap_beginscan(
+                        rel.as_ptr(),
+                        pg_sys::GetActiveSnapshot(),
+                        0,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        flags,
+                    );
+                    pg_sys::heap_setscanlimits(
+                        scan,
+                        first as pg_sys::BlockNumber,
+                        (last - first + 1) as pg_sys::BlockNumber,
+                    );
+                    let mut end = BlockEnd::Read;
+                    loop {
+                        check_for_interrupts!();
+                        let tuple = pg_sys::heap_getnext(scan, pg_sys::ScanDirection::ForwardScanDirection);
+                        if tuple.is_null() {
+                            break;
+                        }
+                        pg_sys::heap_deform_tuple(tuple, rel.rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+                        if attributes.get(self.column).is_none_or(|&a| nulls[a]) {
+                            continue;
+                        }
+                        let get = |i: usize| attributes.get(i).filter(|&&a| !nulls[a]).map(|&a| values[a]);
+                        if let Some(answer) = each(&get) {
+                            end = answer;
+                            break;
+                        }
+                    }
+                    pg_sys::heap_endscan(scan);
+                    end
+                }
+            }
+        }
     }
 
     /// Every non-NULL value of the column in blocks `first..=last` (within one leaf), detoasted.
     pub fn read_values(&self, first: u64, last: u64, mut value: impl FnMut(Vec<u8>)) {
-        Spi::connect(|client| {
-            let mut table = client.select(&self.range_query(first, last), None, &[]).unwrap_or_else(|e| spi_failed(e));
-            while table.next().is_some() {
-                check_for_interrupts!();
-                if let Ok(Some(datum)) = table.get_datum_by_ordinal(1 + self.column) {
-                    value(varlena_bytes(datum));
-                }
+        self.each_row(first, last, |get| {
+            if let Some(datum) = get(self.column) {
+                value(varlena_bytes(datum));
             }
-        })
+            None
+        });
     }
 
     /// Every row of block `block` (of the sampler's numbering) with a non-NULL value: see
@@ -318,52 +444,45 @@ impl BlockSampler {
         deadline: Instant,
         mut row: impl FnMut(Vec<u8>, toast::SampledRow),
     ) -> BlockEnd {
-        Spi::connect(|client| {
-            let mut table = client.select(&self.range_query(first, last), None, &[]).unwrap_or_else(|e| spi_failed(e));
-            while table.next().is_some() {
-                check_for_interrupts!();
-                let Ok(Some(datum)) = table.get_datum_by_ordinal(1 + self.column) else { continue };
-                // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
-                let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
-                if size > value_cap {
-                    return BlockEnd::TooLarge(format!(
-                        "the next value ({}) did not fit in the {} left of what this budget allows a value",
-                        words::size(size as f64),
-                        words::size(value_cap as f64)
-                    ));
-                }
-                if Instant::now() >= deadline {
-                    return BlockEnd::OutOfTime;
-                }
-                let value = varlena_bytes(datum);
-                let mut attributes = Vec::new();
-                let mut has_nulls = false;
-                let mut at = usize::MAX;
-                for (i, storage) in self.varlena.iter().enumerate() {
-                    let Ok(Some(datum)) = table.get_datum_by_ordinal(1 + i) else {
-                        has_nulls = true;
-                        continue;
-                    };
-                    if i == self.column {
-                        at = attributes.len();
-                    }
-                    let (raw, size, external) = stored_varlena(datum);
-                    attributes.push(toast::StoredAttribute {
-                        storage: *storage,
-                        raw,
-                        size,
-                        method: compression_method(datum),
-                        external,
-                    });
-                }
-                // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
-                let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
-                row(
-                    value,
-                    toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at },
-                );
+        self.each_row(first, last, |get| {
+            let datum = get(self.column)?;
+            // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
+            let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
+            if size > value_cap {
+                return Some(BlockEnd::TooLarge(format!(
+                    "the next value ({}) did not fit in the {} left of what this budget allows a value",
+                    words::size(size as f64),
+                    words::size(value_cap as f64)
+                )));
             }
-            BlockEnd::Read
+            if Instant::now() >= deadline {
+                return Some(BlockEnd::OutOfTime);
+            }
+            let value = varlena_bytes(datum);
+            let mut attributes = Vec::new();
+            let mut has_nulls = false;
+            let mut at = usize::MAX;
+            for (i, storage) in self.varlena.iter().enumerate() {
+                let Some(datum) = get(i) else {
+                    has_nulls = true;
+                    continue;
+                };
+                if i == self.column {
+                    at = attributes.len();
+                }
+                let (raw, size, external) = stored_varlena(datum);
+                attributes.push(toast::StoredAttribute {
+                    storage: *storage,
+                    raw,
+                    size,
+                    method: compression_method(datum),
+                    external,
+                });
+            }
+            // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
+            let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
+            row(value, toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at });
+            None
         })
     }
 }
