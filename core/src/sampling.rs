@@ -168,13 +168,15 @@ pub fn precise_enough(n: u64, nblocks: u64, figures: &[Estimate]) -> bool {
 }
 
 /// One sampled block's totals for a column: rows, raw bytes of the values, stored bytes now
-/// (`pg_column_size`) and under each of the methods tried, in order.
+/// (`pg_column_size`) and under each of the methods tried, in order, and (where counted) the
+/// values each method would keep compressed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BlockTotals {
     pub rows: u64,
     pub raw: u64,
     pub now: u64,
     pub methods: Vec<u64>,
+    pub compressed: Vec<u64>,
 }
 
 impl BlockTotals {
@@ -188,6 +190,16 @@ impl BlockTotals {
         }
         for (total, bytes) in self.methods.iter_mut().zip(methods) {
             *total += (*bytes).max(0) as u64;
+        }
+    }
+
+    /// Counts, for the row just added, which methods would keep its value compressed.
+    pub fn add_compressed(&mut self, compressed: &[bool]) {
+        if self.compressed.len() < compressed.len() {
+            self.compressed.resize(compressed.len(), 0);
+        }
+        for (count, &was) in self.compressed.iter_mut().zip(compressed) {
+            *count += was as u64;
         }
     }
 }
@@ -222,6 +234,11 @@ impl ColumnBlocks {
         self.estimate(|b| b.methods.get(i).copied().unwrap_or(0))
     }
 
+    /// The values the `i`th method would keep compressed.
+    pub fn compressed(&self, i: usize) -> Estimate {
+        self.estimate(|b| b.compressed.get(i).copied().unwrap_or(0))
+    }
+
     /// The figures the sample grows for: the bytes now and under each method.
     pub fn figures(&self) -> Vec<Estimate> {
         let methods = self.blocks.iter().map(|b| b.methods.len()).max().unwrap_or(0);
@@ -240,6 +257,12 @@ impl ColumnBlocks {
             }
             for (total, bytes) in sum.methods.iter_mut().zip(&b.methods) {
                 *total += bytes;
+            }
+            if sum.compressed.len() < b.compressed.len() {
+                sum.compressed.resize(b.compressed.len(), 0);
+            }
+            for (total, count) in sum.compressed.iter_mut().zip(&b.compressed) {
+                *total += count;
             }
         }
         sum
@@ -422,6 +445,7 @@ mod tests {
         for (raw, now, pglz, lz4) in [(100, 50, 40, 45), (200, 90, 80, 85)] {
             let mut b = BlockTotals::default();
             b.add(raw, now, &[pglz, lz4]);
+            b.add_compressed(&[true, raw > 150]);
             blocks.blocks.push(b);
         }
         assert_eq!(blocks.now().total, 280.0);
@@ -430,6 +454,8 @@ mod tests {
         assert_eq!(blocks.rows().total, 4.0);
         assert_eq!(blocks.figures().len(), 3);
         assert_eq!(blocks.sampled().methods, vec![120, 130]);
+        assert_eq!(blocks.sampled().compressed, vec![2, 1]);
+        assert_eq!((blocks.compressed(0).total, blocks.compressed(1).total), (4.0, 2.0));
         assert!(!blocks.whole());
     }
 }

@@ -35,7 +35,8 @@ SELECT target, current, recommended, apply_sql, confidence, saving_percent > -5 
   FROM toast_advice ORDER BY target;
 -- the note says what happens to existing values, and the rule's reason
 SELECT target, (note LIKE '%VACUUM FULL, CLUSTER%') = (apply_sql IS NOT NULL) AS explains_existing_values_when_applying,
-       note LIKE 'keep: the values do not compress%' OR note LIKE 'lz4 stores %' OR note LIKE 'pglz stores%' AS gives_the_rule
+       note LIKE 'keep: the values do not compress%' OR note LIKE 'keep: not compressed: under the 2 kB threshold%'
+       OR note LIKE 'lz4 stores %' OR note LIKE 'pglz stores%' AS gives_the_rule
   FROM toast_advice ORDER BY target;
 -- What really recompresses in PostgreSQL 15 (the note's claim): VACUUM FULL, CLUSTER, a rewrite
 -- by another column's type change, an UPDATE of another column, UPDATE SET body = body and

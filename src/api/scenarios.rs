@@ -1,9 +1,12 @@
 //! Scenario studies in SQL: what `wal_compression` and TOAST compression would store for the
 //! user's relations, computed the way PostgreSQL 15 does (the core's `scenarios` modules).
 
-use compresslab_core::lab::{Hooks, Payload};
+use std::time::{Duration, Instant};
+
+use compresslab_core::lab::{Codec, Hooks, Payload};
 use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::registry::Named;
+use compresslab_core::sampling::{BlockOrder, BlockTotals, ColumnBlocks, Estimate};
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::toast;
 use pgrx::prelude::*;
@@ -15,6 +18,7 @@ use crate::measure::{add_relation, build_codec, sample_size};
 use crate::rows::set_of;
 use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::relations::RegClass;
+use crate::server::sampling::WHOLE_TABLE_BLOCKS;
 use crate::server::versions::toast_built_with;
 use crate::server::{sampling, PgHooks};
 
@@ -52,9 +56,17 @@ fn estimate_wal_compression(
     set_of("compresslab.wal_compression_estimate", &totals.rows())
 }
 
+/// Values timed for the speeds, at most: the first read (a random part of the sample).
+const TIMING_BYTES: usize = 16 << 20;
+/// Far enough ahead never to come: the estimate has no budget but statement_timeout.
+const NO_DEADLINE: Duration = Duration::from_secs(100 * 365 * 86400);
+
 /// Estimate what TOAST would store for a column under each compression method (pglz, lz4),
-/// following PostgreSQL 15's rules for which values it tries to compress and keeps compressed,
-/// with compression and decompression speed on the same values.
+/// each sampled row toasted anew as PostgreSQL 15 to 18 would (which values it tries to
+/// compress and keeps compressed depends on the row), with compression and decompression
+/// speed on the values. The sample is every row of blocks drawn at random from the whole
+/// table until it holds `sample_values` values (NULL: the whole table), scaled up by blocks;
+/// a NOTICE gives the blocks read and each figure's 95% interval.
 #[pg_extern(volatile, parallel_restricted)]
 fn estimate_toast_compression(
     rel: Option<RegClass>,
@@ -65,24 +77,82 @@ fn estimate_toast_compression(
     let seed = required(seed, "seed");
     let (rel, col) = (required(rel, "rel").open(), required(col, "col"));
     let sample_values = sample_size(sample_values, "sample_values");
-    let values = Payload::new(format!("{}.{col}", rel.name()), sampling::column_values(&rel, col, sample_values, seed));
-    // A sample stands for the whole column, as a page sample does for the relation.
-    let rows = sampling::estimated_rows(&rel);
-    let sampled = values.pieces.len();
-    let scale =
-        if sample_values.is_some() && sampled > 0 && rows > sampled as f64 { rows / sampled as f64 } else { 1.0 };
-    let overhead = sampling::row_overhead(&rel, col);
+    let sampler = sampling::BlockSampler::new(&rel, col);
+    let methods: Vec<ToastCompression> = ToastCompression::ALL.iter().copied().filter(|&m| built_with(m)).collect();
+    let mut codecs: Vec<(&str, Box<dyn Codec>)> =
+        methods.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();
+    let (mut timing, mut timing_bytes) = (Vec::new(), 0usize);
+    let deadline = Instant::now() + NO_DEADLINE;
+    let mut read = |first: u64, last: u64| {
+        let mut totals = BlockTotals::default();
+        sampler.read_range(first, last, usize::MAX, deadline, |value, row| {
+            let stored = toast::toasted_anew(&value, &row, &mut codecs).or_raise();
+            let sizes: Vec<i64> = stored.iter().map(|s| s.size as i64).collect();
+            let compressed: Vec<bool> = stored.iter().map(|s| s.compressed).collect();
+            totals.add(value.len(), row.attributes.get(row.column).map_or(0, |a| a.size), &sizes);
+            totals.add_compressed(&compressed);
+            if timing_bytes + value.len() <= TIMING_BYTES {
+                timing_bytes += value.len();
+                timing.push(value);
+            }
+        });
+        totals
+    };
+    let blocks = match sample_values {
+        // whole: each range is one unit of an exact sum
+        None => {
+            let ranges = sampler.ranges(WHOLE_TABLE_BLOCKS);
+            let blocks = ranges.iter().map(|&(first, last)| read(first, last)).collect();
+            ColumnBlocks { nblocks: ranges.len() as u64, blocks }
+        }
+        Some(wanted) => {
+            let mut blocks = ColumnBlocks { nblocks: sampler.nblocks(), blocks: Vec::new() };
+            let mut rows = 0u64;
+            for block in BlockOrder::new(sampler.nblocks(), seed as u64) {
+                let totals = read(block, block);
+                rows += totals.rows;
+                blocks.blocks.push(totals);
+                if rows >= wanted as u64 {
+                    break;
+                }
+            }
+            blocks
+        }
+    };
+    let timing = Payload::new(format!("{}.{col}", rel.name()), timing);
     let iterations = gucs::bench_iterations() as u32;
-    let estimates: Vec<toast::ToastRow> = ToastCompression::ALL
-        .iter()
-        .filter(|&&method| built_with(method))
-        .map(|method| {
-            let mut codec = build_codec(&method.server_method());
-            toast::estimate(&values, overhead, method.name(), codec.as_mut(), iterations, &mut PgHooks)
-                .or_raise()
-                .scaled(scale)
+    let round = |e: Estimate| e.total.round() as i64;
+    let (values, raw) = (round(blocks.rows()), round(blocks.raw()));
+    let mut intervals = Vec::new();
+    let estimates: Vec<toast::ToastRow> = codecs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, (name, codec))| {
+            let speed =
+                toast::estimate(&timing, sampler.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise();
+            let stored = blocks.method(i);
+            if let (Some(low), Some(high)) = (stored.low, stored.high) {
+                intervals.push(format!("{name} {}..{}", low.round(), high.round()));
+            }
+            toast::ToastRow {
+                values,
+                compressed_values: round(blocks.compressed(i)),
+                raw_bytes: raw,
+                stored_bytes: round(stored),
+                ratio: if stored.total > 0.0 { raw as f64 / stored.total } else { 1.0 },
+                ..speed
+            }
         })
         .collect();
+    if !blocks.whole() {
+        PgHooks.progress(&format!(
+            "estimate_toast_compression: every row of {} of the table's {} blocks, chosen at random (seed {seed}); \
+             stored bytes, 95% interval: {}",
+            blocks.blocks.len(),
+            blocks.nblocks,
+            if intervals.is_empty() { "none (a single block)".to_string() } else { intervals.join(", ") }
+        ));
+    }
     set_of("compresslab.toast_compression_estimate", &estimates)
 }
 

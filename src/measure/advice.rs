@@ -281,6 +281,9 @@ pub enum ColumnOutcome {
 pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadline: Instant) -> ColumnOutcome {
     // SAFETY: AccessShareLock is taken; one relation is open at a time.
     let rel = unsafe { PgRelation::with_lock(column.table, pg_sys::AccessShareLock as _) };
+    if let Some(why) = sampling::unreadable_blocks(&rel) {
+        return ColumnOutcome::Skipped(why);
+    }
     let sampler = sampling::BlockSampler::new(&rel, &column.column_name);
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
         ToastCompression::ALL.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();

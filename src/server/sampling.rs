@@ -7,6 +7,8 @@ use std::ffi::CString;
 use std::time::Instant;
 
 use compresslab_core::advisor::words;
+use compresslab_core::rng::SeededRng;
+use compresslab_core::sampling::BlockOrder;
 use compresslab_core::scenarios::spill::Records;
 use compresslab_core::scenarios::toast;
 use compresslab_core::ticking;
@@ -26,23 +28,86 @@ pub(crate) fn spi_failed(e: pgrx::spi::SpiError) -> ! {
     raise(CodecError::invalid(format!("query failed: {e}")))
 }
 
-/// The detoasted non-NULL values of a variable-length column: all of them (`limit` None), or
-/// up to `limit`, sampled with TABLESAMPLE BERNOULLI ... REPEATABLE(seed) sized from the
-/// planner's row estimate; read with the caller's privileges (column privileges and
-/// row-level security apply).
+/// Blocks read by one query when a table is read whole.
+pub const WHOLE_TABLE_BLOCKS: u64 = 1024;
+
+/// The detoasted non-NULL values of a variable-length column: all of them (`limit` None), or a
+/// sample of `limit` of them: every row of blocks drawn uniformly at random from the whole
+/// table without replacement (seeded, [`BlockOrder`]), the last block's rows thinned at random
+/// to the limit, so that every value is equally likely wherever it sits. Read with the
+/// caller's privileges (column privileges and row-level security apply).
 pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<Vec<u8>> {
-    let query = sample_query(rel, col, "{column}", limit, seed, true);
-    Spi::connect(|client| {
-        let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-        let mut values = Vec::new();
-        while table.next().is_some() {
-            check_for_interrupts!();
-            if let Ok(Some(datum)) = table.get_datum_by_ordinal(1) {
-                values.push(varlena_bytes(datum));
-            }
+    let sampler = BlockSampler::values(rel, col);
+    let mut values = Vec::new();
+    let Some(limit) = limit.map(|n| n.max(0) as usize) else {
+        for (first, last) in sampler.ranges(WHOLE_TABLE_BLOCKS) {
+            sampler.read_values(first, last, |value| values.push(value));
         }
-        values
+        return values;
+    };
+    let mut rng = SeededRng::new(seed as u64 ^ THINNING_SEED);
+    for block in BlockOrder::new(sampler.nblocks(), seed as u64) {
+        let mut rows = Vec::new();
+        sampler.read_values(block, block, |value| rows.push(value));
+        let wanted = limit - values.len();
+        if rows.len() > wanted {
+            // a uniformly random `wanted` of the block's rows (a partial Fisher-Yates shuffle)
+            for i in 0..wanted {
+                let j = i + rng.below((rows.len() - i) as u64) as usize;
+                rows.swap(i, j);
+            }
+            rows.truncate(wanted);
+        }
+        values.append(&mut rows);
+        if values.len() >= limit {
+            break;
+        }
+    }
+    values
+}
+
+/// Mixed into the seed of the generator that thins the last block of [`column_values`], so it
+/// does not repeat the block order's draws.
+const THINNING_SEED: u64 = 0x5eed_0fb1_0c00;
+
+/// How the rows of a range of blocks are read.
+enum Reader {
+    /// A TID range scan in SQL, as the caller: the query, `{leaf}`, `{first}` and `{last}` to
+    /// fill in; the selected columns are its ordinals 1, 2, ...
+    Sql(String),
+    /// The caller may read some columns but not the table (column privileges only), and no
+    /// row-level security applies to it: a heap scan of the blocks; the selected columns are
+    /// these attribute indexes (attnum - 1), the sampled column's first.
+    Heap { table: pg_sys::Oid, attributes: Vec<usize> },
+}
+
+/// Why `rel`'s blocks cannot be sampled by the caller, None when they can: SELECT on the table
+/// lets the sample name `ctid`; with SELECT on some columns only, its heap is scanned directly,
+/// which a partitioned table (whose columns' privileges are its own, not its partitions') or
+/// row-level security (whose policies only a query applies) rules out.
+pub fn unreadable_blocks(rel: &PgRelation) -> Option<String> {
+    if select_on_table(rel) {
+        return None;
+    }
+    if relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
+        return Some("a partitioned table is sampled by block, which needs SELECT on the whole table".into());
+    }
+    // SAFETY: a catalog lookup for an open relation, as the current user.
+    let rls = unsafe { pg_sys::check_enable_rls(rel.oid(), pg_sys::InvalidOid, true) };
+    (rls as u32 == pg_sys::CheckEnableRlsResult::RLS_ENABLED).then(|| {
+        "row-level security applies and you may not SELECT the whole table: its rows are sampled by block only through \
+         a query that names ctid, which needs SELECT on the table"
+            .into()
     })
+}
+
+/// Whether the caller has SELECT on the table itself (not only on some of its columns).
+fn select_on_table(rel: &PgRelation) -> bool {
+    // SAFETY: a privilege lookup for an open relation.
+    unsafe {
+        pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+            == pg_sys::AclResult::ACLCHECK_OK
+    }
 }
 
 /// How a block's reading ended.
@@ -56,20 +121,53 @@ pub enum BlockEnd {
     TooLarge(String),
 }
 
+// The server's reading of a stored varlena's compression method (what pg_column_compression
+// returns), declared here: pgrx does not bind it. It reads only the datum's header, or its
+// TOAST pointer.
+unsafe extern "C-unwind" {
+    fn toast_get_compression_id(attr: *mut pg_sys::varlena) -> u32;
+}
+
+/// `ToastCompressionId`'s values (toast_compression.h).
+const TOAST_PGLZ_COMPRESSION_ID: u32 = 0;
+const TOAST_LZ4_COMPRESSION_ID: u32 = 1;
+
+/// The compression method of a stored varlena, None when it is not compressed.
+fn compression_method(datum: pg_sys::Datum) -> Option<String> {
+    // SAFETY: a non-NULL varlena of a tuple as stored; the server reads its header (and, for a
+    // TOAST pointer, the pointer) only.
+    match unsafe { toast_get_compression_id(datum.cast_mut_ptr()) } {
+        TOAST_PGLZ_COMPRESSION_ID => Some("pglz".into()),
+        TOAST_LZ4_COMPRESSION_ID => Some("lz4".into()),
+        _ => None,
+    }
+}
+
 /// A table's blocks, to sample a column from them: every row of a chosen block is read (with
 /// the caller's privileges: row-level security and column privileges apply), its value
 /// detoasted and its row described as the table stores it (every variable-length attribute's
 /// storage, raw size, stored size and method, the tuple header, the fixed-length bytes, the
 /// table's `toast_tuple_target`), for replaying TOAST on each row. A partitioned table's
 /// blocks are its leaves' blocks end to end, each read through the partitioned table.
+///
+/// The query selects each variable-length column the caller may read once, as stored (the
+/// method read from the datum, not by a function call per column), so a table of 1,600
+/// columns stays within the 1,664 entries of a target list. A variable-length column the
+/// caller may not read is left out of the row's model: its value is neither read
+/// nor measured, and the row is modelled without it (a NOTICE names it).
+///
+/// A caller with SELECT on some columns only may not name `ctid`, so its blocks are read by a
+/// heap scan limited to them instead ([`Reader::Heap`]): the same rows `SELECT` would return
+/// (the statement's snapshot), the columns it may read and no other.
 pub struct BlockSampler {
-    /// The query of a block's rows, `{leaf}`, `{first}` and `{last}` to fill in.
-    query: String,
+    reader: Reader,
     /// Each leaf (the table itself for a plain table, with no filter) and the first block of
     /// the sampler's numbering that is its.
     leaves: Vec<(Option<pg_sys::Oid>, u64)>,
     nblocks: u64,
+    /// The storage of each variable-length column selected, in the query's order.
     varlena: Vec<toast::Storage>,
+    /// The sampled column's place among them (its ordinal is one more).
     column: usize,
     natts: usize,
     fixed: usize,
@@ -79,17 +177,67 @@ pub struct BlockSampler {
 }
 
 impl BlockSampler {
+    /// A sampler of `col`'s values and rows (see the type).
     pub fn new(rel: &PgRelation, col: &str) -> BlockSampler {
+        Self::make(rel, col, true)
+    }
+
+    /// A sampler of `col`'s values alone ([`BlockSampler::read_values`]): no other column is
+    /// read.
+    pub fn values(rel: &PgRelation, col: &str) -> BlockSampler {
+        Self::make(rel, col, false)
+    }
+
+    fn make(rel: &PgRelation, col: &str, rows: bool) -> BlockSampler {
         check_sampled_column(rel, col);
         let tupdesc = rel.tuple_desc();
-        let varlena: Vec<(String, toast::Storage)> = tupdesc
+        let all_varlena: Vec<(String, i16, toast::Storage)> = tupdesc
             .iter()
             .filter(|a| !a.is_dropped() && a.attlen == -1)
-            .map(|a| (a.name().to_string(), toast::Storage::from_attstorage(a.attstorage as u8)))
+            .map(|a| (a.name().to_string(), a.attnum, toast::Storage::from_attstorage(a.attstorage as u8)))
+            .filter(|(name, _, _)| rows || name == col)
             .collect();
-        let column = varlena.iter().position(|(name, _)| name == col).unwrap_or(usize::MAX);
         let natts = tupdesc.len();
         drop(tupdesc);
+        if let Some(why) = unreadable_blocks(rel) {
+            report(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("cannot sample \"{}\": {why}", rel.name()),
+                None,
+            );
+        }
+        let whole_table = select_on_table(rel);
+        let may_read = |attnum: i16| {
+            whole_table
+                // SAFETY: a privilege lookup for an open relation's attribute.
+                || unsafe {
+                    pg_sys::pg_attribute_aclcheck(rel.oid(), attnum, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+                        == pg_sys::AclResult::ACLCHECK_OK
+                }
+        };
+        if !whole_table && !all_varlena.iter().any(|(name, attnum, _)| name == col && may_read(*attnum)) {
+            report(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("permission denied for column \"{col}\" of relation \"{}\"", rel.name()),
+                None,
+            );
+        }
+        // The sampled column itself is always selected: without the right to read it, the
+        // query's own 42501 is the answer.
+        let (varlena, left_out): (Vec<_>, Vec<_>) =
+            all_varlena.into_iter().partition(|(name, attnum, _)| name == col || may_read(*attnum));
+        let left_out: Vec<String> = left_out.into_iter().map(|(name, _, _)| name).collect();
+        if !left_out.is_empty() {
+            let names: Vec<String> = left_out.iter().map(|name| quote_identifier(name)).collect();
+            notice!(
+                "compresslab: {}.{}: its row is modelled without the variable-length column(s) you may not read ({}): \
+                 they count as empty, so where they widen a row TOAST may compress or move values this model keeps",
+                qualified_name(rel.namespace(), rel.name()),
+                quote_identifier(col),
+                names.join(", ")
+            );
+        }
+        let column = varlena.iter().position(|(name, _, _)| name == col).unwrap_or(usize::MAX);
         let overhead = row_overhead(rel, col);
         let partitioned = relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE;
         // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions (a
@@ -102,22 +250,23 @@ impl BlockSampler {
                 (*options).toast_tuple_target.max(128) as usize
             }
         };
-        let others: Vec<String> = varlena
-            .iter()
-            .map(|(name, _)| {
-                let quoted = quote_identifier(name);
-                format!("{quoted}, pg_catalog.pg_column_compression({quoted})")
-            })
-            .collect();
+        let selected: Vec<String> = varlena.iter().map(|(name, _, _)| quote_identifier(name)).collect();
         let quoted = quote_identifier(col);
         let table = qualified_name(rel.namespace(), rel.name());
-        // A TID range scan reads only the block (PostgreSQL 14 and later).
-        let query = format!(
-            "SELECT {quoted}, {} FROM {table} \
-              WHERE ctid OPERATOR(pg_catalog.>=) '({{first}},0)'::pg_catalog.tid \
-                AND ctid OPERATOR(pg_catalog.<=) '({{last}},65535)'::pg_catalog.tid{{leaf}} AND {quoted} IS NOT NULL",
-            others.join(", ")
-        );
+        // A TID range scan reads only the blocks asked for (PostgreSQL 14 and later).
+        let reader = if whole_table {
+            Reader::Sql(format!(
+                "SELECT {} FROM {table} \
+                  WHERE ctid OPERATOR(pg_catalog.>=) '({{first}},0)'::pg_catalog.tid \
+                    AND ctid OPERATOR(pg_catalog.<=) '({{last}},65535)'::pg_catalog.tid{{leaf}} AND {quoted} IS NOT NULL",
+                selected.join(", ")
+            ))
+        } else {
+            Reader::Heap {
+                table: rel.oid(),
+                attributes: varlena.iter().map(|(_, attnum, _)| (*attnum - 1) as usize).collect(),
+            }
+        };
         let sizes: Vec<(Option<pg_sys::Oid>, u64)> = if partitioned {
             Spi::connect(|client| {
                 client
@@ -146,10 +295,10 @@ impl BlockSampler {
             nblocks += blocks;
         }
         BlockSampler {
-            query,
+            reader,
             leaves,
             nblocks,
-            varlena: varlena.into_iter().map(|(_, storage)| storage).collect(),
+            varlena: varlena.into_iter().map(|(_, _, storage)| storage).collect(),
             column,
             natts,
             fixed: overhead - TUPLE_HEADER,
@@ -163,73 +312,177 @@ impl BlockSampler {
         self.nblocks
     }
 
-    /// Every row of block `block` (of the sampler's numbering) with a non-NULL value: `row`
-    /// gets the value detoasted and its row as stored. A value larger than `value_cap` bytes
-    /// (its size read from its header first) or the `deadline` ends the block early.
+    /// The whole table as ranges of at most `chunk` blocks (first and last, of the sampler's
+    /// numbering), none across two leaves.
+    pub fn ranges(&self, chunk: u64) -> Vec<(u64, u64)> {
+        let mut ranges = Vec::new();
+        for (i, &(_, first)) in self.leaves.iter().enumerate() {
+            let end = self.leaves.get(i + 1).map_or(self.nblocks, |&(_, next)| next);
+            let mut at = first;
+            while at < end {
+                let last = (at + chunk.max(1)).min(end) - 1;
+                ranges.push((at, last));
+                at = last + 1;
+            }
+        }
+        ranges
+    }
+
+    /// `each` on every row of blocks `first..=last` (of the sampler's numbering, within one
+    /// leaf) whose sampled column is not NULL, given the row's selected columns (by their
+    /// place, NULL as None) as stored; `each` may end the reading with its answer.
+    fn each_row(
+        &self,
+        first: u64,
+        last: u64,
+        mut each: impl FnMut(&dyn Fn(usize) -> Option<pg_sys::Datum>) -> Option<BlockEnd>,
+    ) -> BlockEnd {
+        let at = self.leaves.partition_point(|(_, start)| *start <= first).saturating_sub(1);
+        let (leaf, start) = self.leaves[at];
+        let (first, last) = (first - start, last - start);
+        match &self.reader {
+            Reader::Sql(query) => {
+                let leaf = leaf.map_or_else(String::new, |oid| {
+                    format!(" AND tableoid OPERATOR(pg_catalog.=) {}::pg_catalog.oid", oid.to_u32())
+                });
+                let query = query
+                    .replace("{first}", &first.to_string())
+                    .replace("{last}", &last.to_string())
+                    .replace("{leaf}", &leaf);
+                Spi::connect(|client| {
+                    let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
+                    while table.next().is_some() {
+                        check_for_interrupts!();
+                        let get = |i: usize| table.get_datum_by_ordinal(1 + i).ok().flatten();
+                        if let Some(end) = each(&get) {
+                            return end;
+                        }
+                    }
+                    BlockEnd::Read
+                })
+            }
+            Reader::Heap { table, attributes } => {
+                // SAFETY: the caller holds the relation open and locked (AccessShareLock); the
+                // scan reads the blocks asked for under the statement's snapshot; each tuple's
+                // datums point into its pinned buffer and are copied or measured by `each`
+                // before the next tuple; the scan ends here (an ERROR in between leaves its pin
+                // to the resource owner, as any aborted scan).
+                unsafe {
+                    let rel = PgRelation::open(*table);
+                    let natts = (*rel.rd_att).natts as usize;
+                    let mut values = vec![pg_sys::Datum::from(0usize); natts];
+                    let mut nulls = vec![true; natts];
+                    let flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
+                    let scan = pg_sys::heap_beginscan(
+                        rel.as_ptr(),
+                        pg_sys::GetActiveSnapshot(),
+                        0,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        flags,
+                    );
+                    pg_sys::heap_setscanlimits(
+                        scan,
+                        first as pg_sys::BlockNumber,
+                        (last - first + 1) as pg_sys::BlockNumber,
+                    );
+                    let mut end = BlockEnd::Read;
+                    loop {
+                        check_for_interrupts!();
+                        let tuple = pg_sys::heap_getnext(scan, pg_sys::ScanDirection::ForwardScanDirection);
+                        if tuple.is_null() {
+                            break;
+                        }
+                        pg_sys::heap_deform_tuple(tuple, rel.rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
+                        if attributes.get(self.column).is_none_or(|&a| nulls[a]) {
+                            continue;
+                        }
+                        let get = |i: usize| attributes.get(i).filter(|&&a| !nulls[a]).map(|&a| values[a]);
+                        if let Some(answer) = each(&get) {
+                            end = answer;
+                            break;
+                        }
+                    }
+                    pg_sys::heap_endscan(scan);
+                    end
+                }
+            }
+        }
+    }
+
+    /// Every non-NULL value of the column in blocks `first..=last` (within one leaf), detoasted.
+    pub fn read_values(&self, first: u64, last: u64, mut value: impl FnMut(Vec<u8>)) {
+        self.each_row(first, last, |get| {
+            if let Some(datum) = get(self.column) {
+                value(varlena_bytes(datum));
+            }
+            None
+        });
+    }
+
+    /// Every row of block `block` (of the sampler's numbering) with a non-NULL value: see
+    /// [`BlockSampler::read_range`].
     pub fn read_block(
         &self,
         block: u64,
         value_cap: usize,
         deadline: Instant,
+        row: impl FnMut(Vec<u8>, toast::SampledRow),
+    ) -> BlockEnd {
+        self.read_range(block, block, value_cap, deadline, row)
+    }
+
+    /// Every row of blocks `first..=last` (of the sampler's numbering, within one leaf) with a
+    /// non-NULL value: `row` gets the value detoasted and its row as stored. A value larger
+    /// than `value_cap` bytes (its size read from its header first) or the `deadline` ends the
+    /// reading early.
+    pub fn read_range(
+        &self,
+        first: u64,
+        last: u64,
+        value_cap: usize,
+        deadline: Instant,
         mut row: impl FnMut(Vec<u8>, toast::SampledRow),
     ) -> BlockEnd {
-        let at = self.leaves.partition_point(|(_, first)| *first <= block).saturating_sub(1);
-        let (leaf, first) = self.leaves[at];
-        let local = block - first;
-        let leaf = leaf.map_or_else(String::new, |oid| {
-            format!(" AND tableoid OPERATOR(pg_catalog.=) {}::pg_catalog.oid", oid.to_u32())
-        });
-        let query = self
-            .query
-            .replace("{first}", &local.to_string())
-            .replace("{last}", &local.to_string())
-            .replace("{leaf}", &leaf);
-        Spi::connect(|client| {
-            let mut table = client.select(&query, None, &[]).unwrap_or_else(|e| spi_failed(e));
-            while table.next().is_some() {
-                check_for_interrupts!();
-                let Ok(Some(datum)) = table.get_datum_by_ordinal(1) else { continue };
-                // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
-                let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
-                if size > value_cap {
-                    return BlockEnd::TooLarge(format!(
-                        "the next value ({}) did not fit in the {} left of what this budget allows a value",
-                        words::size(size as f64),
-                        words::size(value_cap as f64)
-                    ));
-                }
-                if Instant::now() >= deadline {
-                    return BlockEnd::OutOfTime;
-                }
-                let value = varlena_bytes(datum);
-                let mut attributes = Vec::new();
-                let mut has_nulls = false;
-                let mut at = usize::MAX;
-                for (i, storage) in self.varlena.iter().enumerate() {
-                    let Ok(Some(datum)) = table.get_datum_by_ordinal(2 + 2 * i) else {
-                        has_nulls = true;
-                        continue;
-                    };
-                    if i == self.column {
-                        at = attributes.len();
-                    }
-                    let (raw, size, external) = stored_varlena(datum);
-                    attributes.push(toast::StoredAttribute {
-                        storage: *storage,
-                        raw,
-                        size,
-                        method: table.get::<String>(3 + 2 * i).ok().flatten(),
-                        external,
-                    });
-                }
-                // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
-                let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
-                row(
-                    value,
-                    toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at },
-                );
+        self.each_row(first, last, |get| {
+            let datum = get(self.column)?;
+            // SAFETY: a non-NULL varlena of the tuple as stored; only its header is read.
+            let size = unsafe { pg_sys::toast_raw_datum_size(datum) };
+            if size > value_cap {
+                return Some(BlockEnd::TooLarge(format!(
+                    "the next value ({}) did not fit in the {} left of what this budget allows a value",
+                    words::size(size as f64),
+                    words::size(value_cap as f64)
+                )));
             }
-            BlockEnd::Read
+            if Instant::now() >= deadline {
+                return Some(BlockEnd::OutOfTime);
+            }
+            let value = varlena_bytes(datum);
+            let mut attributes = Vec::new();
+            let mut has_nulls = false;
+            let mut at = usize::MAX;
+            for (i, storage) in self.varlena.iter().enumerate() {
+                let Some(datum) = get(i) else {
+                    has_nulls = true;
+                    continue;
+                };
+                if i == self.column {
+                    at = attributes.len();
+                }
+                let (raw, size, external) = stored_varlena(datum);
+                attributes.push(toast::StoredAttribute {
+                    storage: *storage,
+                    raw,
+                    size,
+                    method: compression_method(datum),
+                    external,
+                });
+            }
+            // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
+            let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
+            row(value, toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at });
+            None
         })
     }
 }
@@ -255,47 +508,6 @@ fn stored_varlena(datum: pg_sys::Datum) -> (usize, usize, bool) {
 fn relkind(rel: &PgRelation) -> u8 {
     // SAFETY: rd_rel is valid for an open relation.
     unsafe { (*rel.rd_rel).relkind as u8 }
-}
-
-/// The table's rows by its statistics (`reltuples`; a partitioned table's, its leaves'
-/// summed), None if it (or one of its leaves) was never vacuumed or analyzed.
-pub fn analyzed_rows(rel: &PgRelation) -> Option<f64> {
-    if relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
-        return Spi::get_one_with_args::<f64>(
-            "SELECT CASE WHEN pg_catalog.bool_and(c.reltuples OPERATOR(pg_catalog.>=) 0) \
-                         THEN pg_catalog.sum(c.reltuples)::pg_catalog.float8 END \
-               FROM pg_catalog.pg_partition_tree($1) t \
-               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid WHERE t.isleaf",
-            &[rel.oid().into()],
-        )
-        .unwrap_or_else(|e| spi_failed(e));
-    }
-    // SAFETY: rd_rel is valid for an open relation.
-    let reltuples = unsafe { (*rel.rd_rel).reltuples as f64 };
-    (reltuples >= 0.0).then_some(reltuples)
-}
-
-/// The query sampling a column's non-NULL values (see [`column_values`]), selecting `select`
-/// with `{column}` standing for the quoted column.
-/// Without `estimate` the sample is the table's first non-NULL values up to the limit (no row
-/// count to size a TABLESAMPLE by that can be trusted).
-fn sample_query(rel: &PgRelation, col: &str, select: &str, limit: Option<i32>, seed: i32, estimate: bool) -> String {
-    check_sampled_column(rel, col);
-    let column = quote_identifier(col);
-    let select = select.replace("{column}", &column);
-    let table = qualified_name(rel.namespace(), rel.name());
-    match limit {
-        None => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL"),
-        Some(limit) if !estimate => format!("SELECT {select} FROM {table} WHERE {column} IS NOT NULL LIMIT {limit}"),
-        Some(limit) => {
-            let reltuples = estimated_rows(rel);
-            let percent = if reltuples > 0.0 { (limit as f64 * 150.0 / reltuples).clamp(0.0001, 100.0) } else { 100.0 };
-            format!(
-                "SELECT {select} FROM {table} TABLESAMPLE pg_catalog.bernoulli ({percent}) REPEATABLE ({seed}) \
-                 WHERE {column} IS NOT NULL LIMIT {limit}"
-            )
-        }
-    }
 }
 
 /// ERRORs unless `col` is a variable-length column of a table or materialized view.
@@ -324,23 +536,6 @@ fn check_sampled_column(rel: &PgRelation, col: &str) {
             "column \"{col}\" has a fixed-length type; TOAST compression applies only to variable-length values"
         )));
     }
-}
-
-/// The planner's estimate of the relation's rows ([`analyzed_rows`]), or, for a table never
-/// vacuumed or analyzed, the statistics' live rows (`n_live_tup`, a partitioned table's
-/// partitions' summed); -1 when neither is known.
-pub fn estimated_rows(rel: &PgRelation) -> f64 {
-    if let Some(rows) = analyzed_rows(rel) {
-        return rows;
-    }
-    Spi::get_one_with_args::<f64>(
-        "SELECT COALESCE(pg_catalog.sum(n_live_tup)::pg_catalog.float8, -1) FROM pg_catalog.pg_stat_all_tables \
-          WHERE relid OPERATOR(pg_catalog.=) $1 \
-             OR relid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT relid::pg_catalog.oid FROM pg_catalog.pg_partition_tree($1)))",
-        &[rel.oid().into()],
-    )
-    .unwrap_or_else(|e| spi_failed(e))
-    .unwrap_or(-1.0)
 }
 
 /// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied

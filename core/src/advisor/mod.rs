@@ -194,6 +194,19 @@ pub fn choose_wal(options: &[WalOption]) -> Decision<WalCompression> {
 pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision<Option<ToastCompression>> {
     let saving = |stored: i64| if raw_bytes > 0 { 100.0 * (raw_bytes - stored) as f64 / raw_bytes as f64 } else { 0.0 };
     let (pglz, lz4) = (saving(pglz_bytes), saving(lz4_bytes));
+    // Both methods store more than the raw bytes: the values keep their varlena headers in
+    // line, uncompressed, which only a row under the threshold does (a value tried and refused
+    // moves out of line, raw). A negative "saving" would read as if compressing cost bytes.
+    if pglz < 0.0 && lz4 < 0.0 {
+        return Decision {
+            recommended: None,
+            reason: format!(
+                "not compressed: under the 2 kB threshold (TOAST compresses a value only in a row wider than {} \
+                 bytes; these are stored as they are under either method): no change",
+                crate::scenarios::toast::TOAST_TUPLE_THRESHOLD
+            ),
+        };
+    }
     if pglz.max(lz4) < MIN_SAVING_PERCENT {
         return Decision {
             recommended: None,

@@ -46,6 +46,11 @@ fn toast_rule() {
     assert_eq!(choose_toast(1000, 300, 400).recommended, Some(ToastCompression::Pglz));
     assert_eq!(choose_toast(1000, 1000, 960).recommended, None, "4% is no change");
     assert_eq!(choose_toast(0, 0, 0).recommended, None);
+    // values too small to be tried: stored with their headers, more than raw under both
+    let small = choose_toast(1000, 1404, 1404);
+    assert_eq!(small.recommended, None);
+    assert!(small.reason.starts_with("not compressed: under the 2 kB threshold"), "{}", small.reason);
+    assert!(!small.reason.contains('-'), "no negative saving: {}", small.reason);
 }
 
 #[test]

@@ -62,7 +62,14 @@ pub fn fold_small_columns(rows: Vec<AdviceRow>) -> (Vec<AdviceRow>, usize) {
                 None => counts.push((name, 1)),
             }
         }
-        counts.iter().map(|(name, count)| format!("{name} {count}")).collect::<Vec<_>>().join(", ")
+        // "26 columns, all pglz"; "26 columns: pglz 20, lz4 6"
+        match counts.as_slice() {
+            [(name, count)] => format!("{count} columns, all {name}"),
+            _ => format!(
+                "{n} columns: {}",
+                counts.iter().map(|(name, count)| format!("{name} {count}")).collect::<Vec<_>>().join(", ")
+            ),
+        }
     };
     let confidence = ["low", "medium", "high"]
         .into_iter()
@@ -514,8 +521,8 @@ mod tests {
         assert_eq!(summary.bytes_recommended, Some(500_000 + SMALL_COLUMN_BYTES - 1));
         assert_eq!((summary.compress_cpu_seconds_per_day, summary.decompress_cpu_seconds_per_day), (Some(0.5), None));
         assert_eq!((summary.apply_sql.as_deref(), summary.confidence.as_str()), (None, "medium"));
-        assert_eq!(summary.current, "pglz (default_toast_compression) 2");
-        assert_eq!(summary.recommended, "lz4 1, pglz 1");
+        assert_eq!(summary.current, "2 columns, all pglz (default_toast_compression)");
+        assert_eq!(summary.recommended, "2 columns: lz4 1, pglz 1");
         assert!(summary.basis.ends_with(": public.a.c, public.b.c"), "{}", summary.basis);
         assert!(summary.note.contains("verbose => true"), "{}", summary.note);
         // nothing small, or one small column alone: the rows as they were

@@ -70,20 +70,6 @@ pub struct ToastRow {
     pub decompress_mbps: f64,
 }
 
-impl ToastRow {
-    /// The row of a sample scaled up to the whole column (`scale` = rows / rows sampled).
-    pub fn scaled(self, scale: f64) -> ToastRow {
-        let up = |v: i64| (v as f64 * scale).round() as i64;
-        ToastRow {
-            values: up(self.values),
-            compressed_values: up(self.compressed_values),
-            raw_bytes: up(self.raw_bytes),
-            stored_bytes: up(self.stored_bytes),
-            ..self
-        }
-    }
-}
-
 /// What TOAST would store for `values` (one column's values; `row_overhead` bytes of the rest
 /// of each row) under `method`, run by `codec`; speeds measured on the same values.
 pub fn estimate(
@@ -157,30 +143,41 @@ pub struct SampledRow {
     pub column: usize,
 }
 
+/// How `value` (one sampled value, detoasted) would be stored under each of `codecs` (name,
+/// codec), its row `sampled` toasted anew as TOAST would (see [`tuple`]): whether the value is
+/// tried at all depends on its row's width and its turn among the row's attributes, whether it
+/// is kept on the method's own rules; the other attributes keep the compression they have now.
+/// Returns the value's [`Stored`] (its `pg_column_size`, compressed or not) per codec, in order.
+pub fn toasted_anew(value: &[u8], sampled: &SampledRow, codecs: &mut [(&str, Box<dyn Codec>)]) -> Result<Vec<Stored>> {
+    let mut row = Row {
+        header: sampled.header,
+        fixed: sampled.fixed,
+        target: sampled.target,
+        attributes: sampled.attributes.iter().map(StoredAttribute::as_arriving).collect(),
+    };
+    let mut scratch = Vec::new();
+    let mut stored = Vec::with_capacity(codecs.len());
+    for (_, codec) in codecs.iter_mut() {
+        let column = &mut row.attributes[sampled.column];
+        column.raw = value.len();
+        column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch)?;
+        stored.push(toast_row(&row)[sampled.column]);
+    }
+    Ok(stored)
+}
+
 /// What the column's sampled values (`values`, one per row of `rows`, detoasted) would take
-/// under each of `codecs` (name, codec), each row toasted anew as TOAST would (see [`tuple`]):
-/// whether the value is tried at all depends on its row's width and its turn among the row's
-/// attributes, whether it is kept on the method's own rules; the other attributes keep the
-/// compression they have now. Returns the stored bytes (`pg_column_size`) per codec, in order.
+/// under each of `codecs` (name, codec), each row toasted anew ([`toasted_anew`]). Returns the
+/// stored bytes (`pg_column_size`) per codec, in order.
 pub fn stored_per_row(
     values: &Payload,
     rows: &[SampledRow],
     codecs: &mut [(&str, Box<dyn Codec>)],
 ) -> Result<Vec<i64>> {
     let mut totals = vec![0i64; codecs.len()];
-    let mut scratch = Vec::new();
     for (value, sampled) in values.pieces.iter().zip(rows) {
-        let mut row = Row {
-            header: sampled.header,
-            fixed: sampled.fixed,
-            target: sampled.target,
-            attributes: sampled.attributes.iter().map(StoredAttribute::as_arriving).collect(),
-        };
-        for (total, (_, codec)) in totals.iter_mut().zip(codecs.iter_mut()) {
-            let column = &mut row.attributes[sampled.column];
-            column.raw = value.len();
-            column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch)?;
-            *total += toast_row(&row)[sampled.column].size as i64;
+        for (total, stored) in totals.iter_mut().zip(toasted_anew(value, sampled, codecs)?) {
+            *total += stored.size as i64;
         }
     }
     Ok(totals)
