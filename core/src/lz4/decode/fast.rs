@@ -1,11 +1,14 @@
 //! The fast loop of the LZ4 block decoder (see the `decode` module header): whole sequences
 //! decoded with raw pointers and wide copies while both buffers have room for them.
 
+use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::sequence::{read_length, DecodeError, MIN_MATCH};
 use crate::bytes::repeating;
-use crate::wild_copy::{copy16, copy16_pairs, copy8, pattern16, repeat_tail, store_pattern16};
+use crate::wild_copy::{
+    copy16, copy16_pairs, copy8, pattern16, period_before16, period_before8, repeat_tail, store_pattern16,
+};
 
 /// Input left (from the token) for a sequence of the fast loop: the token, a 16-byte literal
 /// copy and the 2-byte offset after at most 14 literals all lie inside.
@@ -24,18 +27,17 @@ const MAX_FAST_INPUT: usize = usize::MAX / 512;
 /// Room left past a long literal run (in both buffers) for its copy in 32-byte steps in the
 /// fast loop: the copy overshoots by at most 31 bytes; the offset lies inside it too.
 const LONG_LIT_ROOM: usize = 32;
-/// For a match at `m` with an offset of 1..7 (it repeats the `offset` bytes at m): the 8 bytes
-/// of that repetition, and the largest multiple of the offset up to 8, at which intervals they
-/// can be stored in phase.
+/// For a match at `op` with an offset of 1..7 (it repeats the `offset` bytes before op): the
+/// 8 bytes of that repetition, and the largest multiple of the offset up to 8, at which
+/// intervals they can be stored in phase. Nothing at or past `op` is read.
 ///
 /// # Safety
 ///
-/// `m..m + 8` must be readable (the bytes from `m + offset` on are read but not used).
+/// The `written` bytes before `op` are written, with `1 <= offset <= written`.
 #[inline(always)]
-unsafe fn repeat_pattern(m: *const u8, offset: usize) -> ([u8; 8], usize) {
+unsafe fn repeat_pattern(op: *const u8, offset: usize, written: usize) -> ([u8; 8], usize) {
     // SAFETY: the caller's contract.
-    let seed = u64::from_le_bytes(unsafe { ptr::read_unaligned(m as *const [u8; 8]) });
-    repeating(seed, offset)
+    repeating(unsafe { period_before8(op, offset, written) }, offset)
 }
 
 /// [`read_length`] for the fast loop's cursor `ip`, a pointer into `src` (which starts at
@@ -80,12 +82,17 @@ unsafe fn long_length_at(
 /// start of a sequence for the careful path (the block's last sequence, which has no match,
 /// always goes there: the fast loop stops FAST_IN bytes before the end of the input).
 #[inline(always)]
-pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -> Result<(), DecodeError> {
+pub(super) fn fast_loop(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    ip_at: &mut usize,
+    op_at: &mut usize,
+) -> Result<(), DecodeError> {
     // Invariants on entry: *ip_at <= src.len() and *op_at <= dst.len().
     if dst.len() - *op_at < FAST_OUT || src.len() - *ip_at < FAST_IN || src.len() > MAX_FAST_INPUT {
         return Ok(());
     }
-    let ostart = dst.as_mut_ptr();
+    let ostart = dst.as_mut_ptr().cast::<u8>();
     // SAFETY: every pointer made here is inside its slice or one past its end: *ip_at <=
     // src.len(), *op_at <= dst.len(), and src.len() - FAST_IN + 1 <= src.len() (src.len() >=
     // FAST_IN, checked above).
@@ -187,7 +194,7 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
             // SAFETY: offset <= op - ostart; op + len + FAST_OUT <= oend, the room
             // copy_short_match needs, and the loop invariant for the next sequence.
             unsafe {
-                copy_short_match(op.sub(offset), op, offset);
+                copy_short_match(op.sub(offset), op, offset, op as usize - ostart as usize);
                 op = op.add(len);
             }
             continue;
@@ -208,7 +215,7 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
         // the next sequence.
         // SAFETY: offset <= op - ostart; len >= 19.
         unsafe {
-            copy_long_match(op.sub(offset), op, offset, len);
+            copy_long_match(op.sub(offset), op, offset, len, op as usize - ostart as usize);
             op = op.add(len);
         }
     }
@@ -224,10 +231,10 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset`, inside the output with everything up to op final, and
+/// `m = op - offset` with `1 <= offset <= written`, the `written` bytes before op final, and
 /// at least 24 + 8 bytes of the output left at `op` (the fast loop's FAST_OUT).
 #[inline(always)]
-unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
+unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize, written: usize) {
     if offset >= 8 {
         // SAFETY: writes op..op + 18 and reads m..m + 18, both inside dst (the caller
         // leaves 32 bytes at op). With offset >= 8 each move reads bytes before its own
@@ -240,9 +247,10 @@ unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
     } else {
         // The three stores at op + k * step (5 <= step <= 8) cover at least op..op +
         // 2 * 5 + 8 = op + 18 >= op + len.
-        // SAFETY: m + 8 <= op + 7 and op + 24 are inside dst (the caller leaves 32 bytes).
+        // SAFETY: the offset bytes before op are written; op + 24 is inside dst (the caller
+        // leaves 32 bytes).
         unsafe {
-            let (v, step) = repeat_pattern(m, offset);
+            let (v, step) = repeat_pattern(op, offset, written);
             for k in 0..3 {
                 ptr::write_unaligned(op.add(k * step) as *mut [u8; 8], v);
             }
@@ -255,10 +263,10 @@ unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset`, inside the output with everything up to op final, and
+/// `m = op - offset` with `1 <= offset <= written`, the `written` bytes before op final, and
 /// at least `len + 32` bytes of the output left at `op` (the fast loop leaves FAST_OUT).
 #[inline(always)]
-unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
+unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize, written: usize) {
     if offset >= len {
         // No overlap: the whole source is final before op. Up to 128 bytes it is copied
         // in 16-byte moves from both of its ends (the moves from the front and from the
@@ -309,7 +317,7 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
         }
     } else {
         // SAFETY: the caller's contract, as for the offsets above.
-        unsafe { copy_short_offset_match(m, op, offset, len) };
+        unsafe { copy_short_offset_match(m, op, offset, len, written) };
     }
 }
 
@@ -325,17 +333,20 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset <= 15`, inside the output with everything up to op
-/// final, and at least `len + 32` bytes of the output left at `op`.
+/// `m = op - offset` with `1 <= offset <= 15` and `offset <= written`, the `written` bytes
+/// before op final, and at least `len + 32` bytes of the output left at `op`.
 #[inline(never)]
-unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
-    // SAFETY: m..m + 16 ends at op + 15, inside dst; the stores reach below op +
-    // max(len + 31, 32) = op + len + 31, inside the len + 32 bytes left.
+unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len: usize, written: usize) {
+    // SAFETY: the period is read from the offset written bytes before op (nothing at op);
+    // the stores reach below op + max(len + 31, 32) = op + len + 31, inside the len + 32
+    // bytes left.
     unsafe {
         if offset == 1 {
             store_pattern16(op, [*m; 16], 16, len);
         } else {
-            let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(m as *const [u8; 16])), offset);
+            let seed =
+                if offset < 8 { u128::from(period_before8(op, offset, written)) } else { period_before16(op, offset) };
+            let (v, step) = pattern16(seed, offset);
             store_pattern16(op, v, step, len);
         }
     }
