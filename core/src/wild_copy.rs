@@ -188,14 +188,27 @@ pub fn pattern16(seed: u128, off: usize) -> ([u8; 16], usize) {
 pub unsafe fn period_before8(d: *const u8, off: usize, written: usize) -> u64 {
     debug_assert!((1..=8).contains(&off) && off <= written);
     if written >= 8 {
-        // SAFETY: d - 8..d is inside d - written..d. The shift is 0..=56 bits.
-        u64::from_le_bytes(unsafe { ptr::read_unaligned(d.sub(8) as *const [u8; 8]) }) >> (8 * (8 - off))
+        // SAFETY: d - 8..d is inside d - written..d.
+        unsafe { period_before8_of8(d, off) }
     } else {
         let mut b = [0u8; 8];
         // SAFETY: d - off..d is inside d - written..d; b holds 8 >= off bytes.
         unsafe { ptr::copy_nonoverlapping(d.sub(off), b.as_mut_ptr(), off) };
         u64::from_le_bytes(b)
     }
+}
+
+/// [`period_before8`] where at least 8 bytes before `d` are written (a loop that only runs
+/// past the first 8 bytes of its output): one load, no test.
+///
+/// # Safety
+///
+/// `d - 8..d` is readable and initialised, with `1 <= off <= 8`.
+#[inline(always)]
+pub unsafe fn period_before8_of8(d: *const u8, off: usize) -> u64 {
+    debug_assert!((1..=8).contains(&off));
+    // SAFETY: the caller's contract. The shift is 0..=56 bits.
+    u64::from_le_bytes(unsafe { ptr::read_unaligned(d.sub(8) as *const [u8; 8]) }) >> (8 * (8 - off))
 }
 
 /// [`period_before8`] for `8 <= off <= 16`: the `off` bytes just before `d` as the low bytes of

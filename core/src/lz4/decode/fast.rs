@@ -7,7 +7,7 @@ use std::ptr;
 use super::sequence::{read_length, DecodeError, MIN_MATCH};
 use crate::bytes::repeating;
 use crate::wild_copy::{
-    copy16, copy16_pairs, copy8, pattern16, period_before16, period_before8, repeat_tail, store_pattern16,
+    copy16, copy16_pairs, copy8, pattern16, period_before16, period_before8_of8, repeat_tail, store_pattern16,
 };
 
 /// Input left (from the token) for a sequence of the fast loop: the token, a 16-byte literal
@@ -24,6 +24,9 @@ const FAST_OUT: usize = 32;
 /// the fast loop (at most 255 per input byte, plus 19) can overflow a usize in the room
 /// checks (`len + FAST_OUT`), on any target (2^55 bytes on 64-bit ones, 8 MB on 32-bit).
 const MAX_FAST_INPUT: usize = usize::MAX / 512;
+/// Output the careful path writes before the fast loop starts: the bytes a short period is
+/// read from ([`period_before8_of8`]).
+const PERIOD_ROOM: usize = 8;
 /// Room left past a long literal run (in both buffers) for its copy in 32-byte steps in the
 /// fast loop: the copy overshoots by at most 31 bytes; the offset lies inside it too.
 const LONG_LIT_ROOM: usize = 32;
@@ -33,11 +36,12 @@ const LONG_LIT_ROOM: usize = 32;
 ///
 /// # Safety
 ///
-/// The `written` bytes before `op` are written, with `1 <= offset <= written`.
+/// The 8 bytes before `op` are written (the fast loop runs from the 8th byte of the output
+/// on), with `1 <= offset <= 7`.
 #[inline(always)]
-unsafe fn repeat_pattern(op: *const u8, offset: usize, written: usize) -> ([u8; 8], usize) {
+unsafe fn repeat_pattern(op: *const u8, offset: usize) -> ([u8; 8], usize) {
     // SAFETY: the caller's contract.
-    repeating(unsafe { period_before8(op, offset, written) }, offset)
+    repeating(unsafe { period_before8_of8(op, offset) }, offset)
 }
 
 /// [`read_length`] for the fast loop's cursor `ip`, a pointer into `src` (which starts at
@@ -88,8 +92,15 @@ pub(super) fn fast_loop(
     ip_at: &mut usize,
     op_at: &mut usize,
 ) -> Result<(), DecodeError> {
-    // Invariants on entry: *ip_at <= src.len() and *op_at <= dst.len().
-    if dst.len() - *op_at < FAST_OUT || src.len() - *ip_at < FAST_IN || src.len() > MAX_FAST_INPUT {
+    // Invariants on entry: *ip_at <= src.len() and *op_at <= dst.len(). The first 8 bytes of
+    // the output are left to the careful path: past them a short period is read with one load
+    // of the 8 bytes before a match (the output may be uninitialised memory, and nothing at or
+    // past op is read).
+    if dst.len() - *op_at < FAST_OUT
+        || src.len() - *ip_at < FAST_IN
+        || src.len() > MAX_FAST_INPUT
+        || *op_at < PERIOD_ROOM
+    {
         return Ok(());
     }
     let ostart = dst.as_mut_ptr().cast::<u8>();
@@ -194,7 +205,7 @@ pub(super) fn fast_loop(
             // SAFETY: offset <= op - ostart; op + len + FAST_OUT <= oend, the room
             // copy_short_match needs, and the loop invariant for the next sequence.
             unsafe {
-                copy_short_match(op.sub(offset), op, offset, op as usize - ostart as usize);
+                copy_short_match(op.sub(offset), op, offset);
                 op = op.add(len);
             }
             continue;
@@ -215,7 +226,7 @@ pub(super) fn fast_loop(
         // the next sequence.
         // SAFETY: offset <= op - ostart; len >= 19.
         unsafe {
-            copy_long_match(op.sub(offset), op, offset, len, op as usize - ostart as usize);
+            copy_long_match(op.sub(offset), op, offset, len);
             op = op.add(len);
         }
     }
@@ -231,10 +242,10 @@ pub(super) fn fast_loop(
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset <= written`, the `written` bytes before op final, and
-/// at least 24 + 8 bytes of the output left at `op` (the fast loop's FAST_OUT).
+/// `m = op - offset` with `1 <= offset`, everything up to op final and at least 8 bytes
+/// before it, and at least 24 + 8 bytes of the output left at `op` (the fast loop's FAST_OUT).
 #[inline(always)]
-unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize, written: usize) {
+unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
     if offset >= 8 {
         // SAFETY: writes op..op + 18 and reads m..m + 18, both inside dst (the caller
         // leaves 32 bytes at op). With offset >= 8 each move reads bytes before its own
@@ -247,10 +258,10 @@ unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize, written: us
     } else {
         // The three stores at op + k * step (5 <= step <= 8) cover at least op..op +
         // 2 * 5 + 8 = op + 18 >= op + len.
-        // SAFETY: the offset bytes before op are written; op + 24 is inside dst (the caller
+        // SAFETY: the 8 bytes before op are written; op + 24 is inside dst (the caller
         // leaves 32 bytes).
         unsafe {
-            let (v, step) = repeat_pattern(op, offset, written);
+            let (v, step) = repeat_pattern(op, offset);
             for k in 0..3 {
                 ptr::write_unaligned(op.add(k * step) as *mut [u8; 8], v);
             }
@@ -263,10 +274,11 @@ unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize, written: us
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset <= written`, the `written` bytes before op final, and
-/// at least `len + 32` bytes of the output left at `op` (the fast loop leaves FAST_OUT).
+/// `m = op - offset` with `1 <= offset`, everything up to op final and at least 8 bytes
+/// before it, and at least `len + 32` bytes of the output left at `op` (the fast loop leaves
+/// FAST_OUT).
 #[inline(always)]
-unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize, written: usize) {
+unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
     if offset >= len {
         // No overlap: the whole source is final before op. Up to 128 bytes it is copied
         // in 16-byte moves from both of its ends (the moves from the front and from the
@@ -317,7 +329,7 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize, 
         }
     } else {
         // SAFETY: the caller's contract, as for the offsets above.
-        unsafe { copy_short_offset_match(m, op, offset, len, written) };
+        unsafe { copy_short_offset_match(m, op, offset, len) };
     }
 }
 
@@ -333,10 +345,10 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize, 
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset <= 15` and `offset <= written`, the `written` bytes
-/// before op final, and at least `len + 32` bytes of the output left at `op`.
+/// `m = op - offset` with `1 <= offset <= 15`, everything up to op final and at least 8 bytes
+/// before it, and at least `len + 32` bytes of the output left at `op`.
 #[inline(never)]
-unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len: usize, written: usize) {
+unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
     // SAFETY: the period is read from the offset written bytes before op (nothing at op);
     // the stores reach below op + max(len + 31, 32) = op + len + 31, inside the len + 32
     // bytes left.
@@ -345,7 +357,7 @@ unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len:
             store_pattern16(op, [*m; 16], 16, len);
         } else {
             let seed =
-                if offset < 8 { u128::from(period_before8(op, offset, written)) } else { period_before16(op, offset) };
+                if offset < 8 { u128::from(period_before8_of8(op, offset)) } else { period_before16(op, offset) };
             let (v, step) = pattern16(seed, offset);
             store_pattern16(op, v, step, len);
         }
