@@ -34,8 +34,8 @@ pub fn decompress(src: &[u8], raw_size: usize, check_complete: bool) -> Result<V
     // Never allocate more than the input could possibly expand to, so a tiny
     // corrupt datum cannot make us allocate a gigabyte.
     let producible = src.len().saturating_mul(MAX_EXPANSION);
-    let mut out = try_with_capacity(raw_size.min(producible), "the decompressed value")?;
     let room = raw_size.min(producible);
+    let mut out = try_with_capacity(room, "the decompressed value")?;
     let (produced, consumed) = decode(src, &mut out.spare_capacity_mut()[..room], usize::MAX, &mut || ())?;
     if check_complete {
         check_completion(produced, raw_size, consumed, src.len())?;
@@ -205,7 +205,9 @@ const FAST_INPUT: usize = 33;
 /// last few hundred.
 ///
 /// `out` may be uninitialised: the first `op` bytes are always written (the bytes past `op`
-/// may hold the overshoot of a wild copy, or nothing), and no read of `out` reaches `op`.
+/// may hold the overshoot of a wild copy, or nothing), and no byte of `out` not written yet
+/// is loaded into a register (a 16-byte move may carry some along, untyped, to where they are
+/// written again).
 fn decode(src: &[u8], out: &mut [MaybeUninit<u8>], every: usize, tick: &mut dyn FnMut()) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
