@@ -42,8 +42,9 @@ fuzz_target!(|data: &[u8]| {
         let result = match which {
             0 | 1 => pglz::decompress_uninit_ticking_every(src, room, which == 0, every, &mut || ())
                 .map_err(|e| format!("{e:?}")),
-            2 => lz4_decode::decompress_uninit_ticking_every(src, room, every, &mut || ())
-                .map_err(|e| format!("{e:?}")),
+            2 => {
+                lz4_decode::decompress_uninit_ticking_every(src, room, every, &mut || ()).map_err(|e| format!("{e:?}"))
+            }
             _ => envelope::decompress_uninit(src, room, &mut || ()).map(|()| cap).map_err(|e| format!("{e:?}")),
         };
         // SAFETY: every byte of buf was initialised (filled), and decoders write only
