@@ -2,6 +2,7 @@
 //! written by the codec, shortened to what was written, and returned as it is — no
 //! intermediate `Vec`, no copy into the result (pgrx's `Vec<u8>` return copies).
 
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use compresslab_core::error::try_zeroed;
@@ -62,6 +63,13 @@ impl ResultBytea {
         out
     }
 
+    /// Room for `len` bytes left unwritten, for a decoder that only writes its output
+    /// ([`Unwritten::room`]); refused as [`zeroed`](Self::zeroed) refuses. Nothing touches the
+    /// memory before the decoder does, which checks for cancel as it goes.
+    pub fn unwritten(len: usize) -> Unwritten {
+        Unwritten(Self::allocate(len))
+    }
+
     /// Where the data bytes start (uninitialised until `zeroed` or `copy_of` writes them).
     fn data_ptr(&self) -> *mut u8 {
         self.varlena.as_ptr().cast::<u8>().wrapping_add(VARHDRSZ)
@@ -105,6 +113,8 @@ impl ResultBytea {
     ) -> ResultBytea {
         match declared {
             Some(size) if size <= max as u64 => {
+                // Zeroed: these decoders (our LZ4 frames, libzstd through zstd-safe) take
+                // initialised memory.
                 let mut out = ResultBytea::zeroed(size as usize);
                 decode_into(out.data_mut()).or_raise();
                 out
@@ -143,6 +153,29 @@ impl ResultBytea {
         self.len = len;
         // SAFETY: a 4-byte varlena header we own; len ≤ MAX_RESULT so the size fits an i32.
         unsafe { pgrx::set_varsize_4b(self.varlena.as_ptr(), (VARHDRSZ + len) as i32) };
+    }
+}
+
+/// A result allocated but not written yet: a decoder writes [`room`](Self::room), and
+/// [`written`](Self::written) makes the result of the bytes it says it wrote. Never read.
+pub struct Unwritten(ResultBytea);
+
+impl Unwritten {
+    /// The data bytes, to be written.
+    pub fn room(&mut self) -> &mut [MaybeUninit<u8>] {
+        // SAFETY: the allocation holds VARHDRSZ + len bytes; we hold the only pointer to it.
+        // As MaybeUninit, nothing of it is claimed written.
+        unsafe { std::slice::from_raw_parts_mut(self.0.data_ptr().cast::<MaybeUninit<u8>>(), self.0.len) }
+    }
+
+    /// The result: the first `len` bytes of the room (at most its length).
+    ///
+    /// # Safety
+    ///
+    /// The first `len` bytes of [`room`](Self::room) are written.
+    pub unsafe fn written(mut self, len: usize) -> ResultBytea {
+        self.0.truncate(len);
+        self.0
     }
 }
 

@@ -191,6 +191,15 @@ pub fn decompressed_len(src: &[u8], max_raw: usize) -> Result<usize> {
 /// Decompress an envelope straight into `dst`, which must be of the raw length its header
 /// declares ([`decompressed_len`]).
 pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    // SAFETY: every decoder below writes only initialised bytes.
+    decompress_uninit(src, unsafe { crate::uninit::as_uninit_mut(dst) }, tick)
+}
+
+/// [`decompress_to`] into memory that need not be initialised (a fresh result): `Ok` means
+/// every byte of `dst` was written. pglz and LZ4 decode straight in; zstd (libzstd through
+/// zstd-safe, which takes initialised memory) gets `dst` zero-filled first.
+pub fn decompress_uninit(src: &[u8], dst: &mut [std::mem::MaybeUninit<u8>], tick: &mut dyn FnMut()) -> Result<()> {
+    use crate::uninit::as_uninit;
     let info = info(src)?;
     if dst.len() != info.raw_size {
         return Err(CodecError::invalid(format!(
@@ -203,13 +212,28 @@ pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Resu
     let decoded = match info.method {
         EnvelopeMethod::None => {
             if payload.len() == dst.len() {
-                ticking::copy(dst, payload, tick);
+                for (i, (d, s)) in dst.chunks_mut(ticking::PIECE).zip(payload.chunks(ticking::PIECE)).enumerate() {
+                    if i > 0 {
+                        tick();
+                    }
+                    d.copy_from_slice(as_uninit(s));
+                }
             }
             payload.len()
         }
-        EnvelopeMethod::Pglz => pglz::decompress_into_ticking(payload, dst, true, tick)?,
-        EnvelopeMethod::Lz4 => lz4::block::decompress_into_ticking(payload, dst, tick).map(|()| dst.len())?,
-        EnvelopeMethod::Zstd => zstd_codec::decompress_to(payload, None, dst, tick).map(|()| dst.len())?,
+        EnvelopeMethod::Pglz => pglz::decompress_uninit_ticking(payload, dst, true, tick)?,
+        EnvelopeMethod::Lz4 => lz4::block::decompress_uninit_ticking(payload, dst, tick).map(|()| dst.len())?,
+        EnvelopeMethod::Zstd => {
+            for (i, d) in dst.chunks_mut(ticking::PIECE).enumerate() {
+                if i > 0 {
+                    tick();
+                }
+                d.fill(std::mem::MaybeUninit::new(0));
+            }
+            // SAFETY: every byte of dst was just written.
+            let dst = unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+            zstd_codec::decompress_to(payload, None, dst, tick).map(|()| dst.len())?
+        }
     };
     if decoded != info.raw_size {
         return Err(CodecError::corrupt(format!(

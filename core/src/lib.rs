@@ -30,6 +30,7 @@ pub mod sampling;
 pub mod scenarios;
 pub mod sql_text;
 pub mod ticking;
+pub mod uninit;
 pub mod versions;
 pub mod wild_copy;
 pub mod zstd_codec;

@@ -56,8 +56,9 @@ pub unsafe fn chunk_copy<const N: usize>(src: *const u8, dst: *mut u8, len: usiz
         // SAFETY: i < max(len, 1), so both chunks lie in the ranges the caller guarantees;
         // with dst >= src + N the chunk read does not overlap the one written.
         unsafe {
-            let v = ptr::read_unaligned(src.add(i) as *const [u8; N]);
-            ptr::write_unaligned(dst.add(i) as *mut [u8; N], v);
+            // As MaybeUninit: a chunk may end in bytes of the output not written yet.
+            let v = ptr::read_unaligned(src.add(i) as *const std::mem::MaybeUninit<[u8; N]>);
+            ptr::write_unaligned(dst.add(i) as *mut std::mem::MaybeUninit<[u8; N]>, v);
         }
         i += N;
         if i >= len {
@@ -174,6 +175,64 @@ pub fn pattern16(seed: u128, off: usize) -> ([u8; 16], usize) {
     (v.to_le_bytes(), usize::from(STRIDE[off & 15]))
 }
 
+/// The `off` bytes just before `d` (`1 <= off <= 8`), as the low bytes of a little-endian
+/// word whose other bytes are zero: the seed of [`crate::bytes::repeating`] and
+/// [`pattern16`] for a match `off` back. Nothing at or after `d` is read: the output there is
+/// not written yet and may be uninitialised memory. With at least 8 bytes before `d` (the
+/// usual case), one load of the 8 bytes ending at `d`, shifted; else a copy of the `off` bytes.
+///
+/// # Safety
+///
+/// `d - written..d` is readable and initialised, with `1 <= off <= min(8, written)`.
+#[inline(always)]
+pub unsafe fn period_before8(d: *const u8, off: usize, written: usize) -> u64 {
+    debug_assert!((1..=8).contains(&off) && off <= written);
+    if written >= 8 {
+        // SAFETY: d - 8..d is inside d - written..d.
+        unsafe { period_before8_of8(d, off) }
+    } else {
+        let mut b = [0u8; 8];
+        // SAFETY: d - off..d is inside d - written..d; b holds 8 >= off bytes.
+        unsafe { ptr::copy_nonoverlapping(d.sub(off), b.as_mut_ptr(), off) };
+        u64::from_le_bytes(b)
+    }
+}
+
+/// [`period_before8`] where at least 8 bytes before `d` are written (a loop that only runs
+/// past the first 8 bytes of its output): one load, no test.
+///
+/// # Safety
+///
+/// `d - 8..d` is readable and initialised, with `1 <= off <= 8`.
+#[inline(always)]
+pub unsafe fn period_before8_of8(d: *const u8, off: usize) -> u64 {
+    debug_assert!((1..=8).contains(&off));
+    // SAFETY: the caller's contract. The shift is 0..=56 bits.
+    u64::from_le_bytes(unsafe { ptr::read_unaligned(d.sub(8) as *const [u8; 8]) }) >> (8 * (8 - off))
+}
+
+/// [`period_before8`] for `8 <= off <= 16`: the `off` bytes just before `d` as the low bytes of
+/// a little-endian `u128` (the rest zero), from two 8-byte loads, `d - off..d - off + 8` and
+/// `d - 8..d`, which agree where they overlap. Nothing at or after `d` is read.
+///
+/// # Safety
+///
+/// `d - off..d` is readable and initialised, with `8 <= off <= 16`.
+#[inline(always)]
+pub unsafe fn period_before16(d: *const u8, off: usize) -> u128 {
+    debug_assert!((8..=16).contains(&off));
+    // SAFETY: both loads lie in d - off..d (off >= 8).
+    let (lo, hi) = unsafe {
+        (
+            u64::from_le_bytes(ptr::read_unaligned(d.sub(off) as *const [u8; 8])),
+            u64::from_le_bytes(ptr::read_unaligned(d.sub(8) as *const [u8; 8])),
+        )
+    };
+    // Byte j of `hi` is byte off - 8 + j of the period: shifted there, its bytes below 8 are
+    // the same as `lo`'s, so the OR keeps them.
+    u128::from(lo) | (u128::from(hi) << (8 * (off - 8)))
+}
+
 /// Write `len` bytes of a repetition at `dst` from its 16-byte pattern `v` and stride `step`
 /// ([`pattern16`]): stores at 0 and `step` whatever `len` (most matches are short; one test of
 /// the length instead of one per store), then every `step` bytes, two at a time, while below
@@ -239,7 +298,7 @@ pub unsafe fn doubling_copy(dst: *mut u8, off: usize, len: usize) {
 ///
 /// Panics unless `1 <= off <= op` and `op + len <= buf.len()`.
 #[inline]
-pub fn forward_copy_exact(buf: &mut [u8], op: usize, off: usize, len: usize) {
+pub fn forward_copy_exact<T: Copy>(buf: &mut [T], op: usize, off: usize, len: usize) {
     let from = op - off;
     if off >= len {
         buf.copy_within(from..from + len, op);
@@ -392,6 +451,36 @@ mod tests {
                 let mut got = seeded(op + len + 8);
                 forward_copy_exact(&mut got, op, off, len);
                 assert_eq!(got, want, "off {off} len {len}");
+            }
+        }
+    }
+
+    /// The period read from before `d` is the `off` bytes there, with no read at or past `d`
+    /// (the bytes from `d` on are uninitialised here: Miri reports any read of them).
+    #[test]
+    fn periods_are_read_from_the_written_bytes_only() {
+        use std::mem::MaybeUninit;
+        let seed = seeded(16);
+        for written in 1..=16usize {
+            let mut buf: Vec<MaybeUninit<u8>> = vec![MaybeUninit::uninit(); written + 16];
+            for (b, &s) in buf.iter_mut().zip(&seed[16 - written..]) {
+                *b = MaybeUninit::new(s);
+            }
+            // SAFETY: `written` bytes before d are initialised.
+            let d = unsafe { buf.as_ptr().add(written).cast::<u8>() };
+            for off in 1..=written.min(16) {
+                let mut want = [0u8; 16];
+                want[..off].copy_from_slice(&seed[16 - off..]);
+                if off <= 8 {
+                    // SAFETY: 1 <= off <= min(8, written).
+                    let got = unsafe { period_before8(d, off, written) };
+                    assert_eq!(got.to_le_bytes(), want[..8], "period_before8 off {off} written {written}");
+                }
+                if off >= 8 {
+                    // SAFETY: 8 <= off <= written bytes before d.
+                    let got = unsafe { period_before16(d, off) };
+                    assert_eq!(got.to_le_bytes(), want, "period_before16 off {off} written {written}");
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
 -- Every codec's SQL functions at the SQL level, as a user calls them: a plain
--- `SELECT max(length(f(...)))` over 32 values of 512 KB (16 MiB),
+-- `SELECT max(length(f(...)))` over 32 values of 512 KB (16 MiB; see below for others),
 -- the cost of fetching the values (the same query without the function) subtracted; best of
 -- 11 runs each, the three queries of a function in turns. Beside each, the kernel: the lab timing the same codec on the same 32 values
 -- (whole, in this backend, best of 7), so `sql_share_percent` is how much of the kernel's speed
@@ -11,6 +11,10 @@
 -- matches overlap themselves, in values of 4 MB, as they decode too fast for less.
 -- Run by scripts/report.sql's Rust-vs-C section and by hand: psql -f scripts/bench/sql_vs_c.sql
 -- (-v sql_vs_c_kind=period32 -v sql_vs_c_value_bytes=4194304 for another kind).
+-- -v sql_vs_c_values=N times N values instead of 32 (2048 of 8 KB are 16 MiB too: small
+-- values need more of them to time); -v sql_vs_c_only=REGEX times only the functions whose
+-- name matches (e.g. 'decompress'). The last columns give the cost per call in ns, ours and
+-- the server's, whole and beyond the kernel's time for one value.
 \set ON_ERROR_STOP 1
 \if :{?sql_vs_c_kind}
 \else
@@ -20,13 +24,21 @@
 \else
 \set sql_vs_c_value_bytes 524288
 \endif
+\if :{?sql_vs_c_values}
+\else
+\set sql_vs_c_values 32
+\endif
+\if :{?sql_vs_c_only}
+\else
+\set sql_vs_c_only ''
+\endif
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS sql_vs_c_values, sql_vs_c_kernel, sql_vs_c;
 CREATE TEMP TABLE sql_vs_c_values AS
 SELECT i, d, compresslab.pglz_compress(d, 'always') AS pglz, compresslab.lz4_compress(d) AS lz4,
        compresslab.lz4_frame_compress(d) AS lz4_frame, compresslab.zstd_compress(d, 3) AS zstd,
        compresslab.compress(d, 'lz4') AS envelope, length(d) AS n
-  FROM (SELECT i, compresslab.synthetic(:'sql_vs_c_kind', :sql_vs_c_value_bytes, i) AS d FROM generate_series(1, 32) i) s;
+  FROM (SELECT i, compresslab.synthetic(:'sql_vs_c_kind', :sql_vs_c_value_bytes, i) AS d FROM generate_series(1, :sql_vs_c_values) i) s;
 ALTER TABLE sql_vs_c_values ALTER COLUMN d SET STORAGE EXTERNAL, ALTER COLUMN pglz SET STORAGE EXTERNAL,
   ALTER COLUMN lz4 SET STORAGE EXTERNAL, ALTER COLUMN lz4_frame SET STORAGE EXTERNAL,
   ALTER COLUMN zstd SET STORAGE EXTERNAL, ALTER COLUMN envelope SET STORAGE EXTERNAL;
@@ -67,7 +79,7 @@ WITH q(ord, what, fetched, ours, server, kernel, direction) AS (VALUES
   (10, 'decompress (lz4)', 'envelope', 'compresslab.decompress(envelope)', NULL, 'lz4', 'd'),
   (11, 'crc32c', 'd', 'compresslab.crc32c(d)::text', 'compresslab.server_crc32c(d)::text', NULL, NULL))
 SELECT ord, what, kernel, direction, t[1] AS fetch_ms, t[2] AS ours_ms, t[3] AS server_ms
-  FROM q, LATERAL pg_temp.best_ms(ARRAY[format('SELECT max(get_byte(%s, 0)) FROM sql_vs_c_values', fetched),
+  FROM (SELECT * FROM q WHERE what ~ :'sql_vs_c_only') q, LATERAL pg_temp.best_ms(ARRAY[format('SELECT max(get_byte(%s, 0)) FROM sql_vs_c_values', fetched),
                                         format('SELECT max(length(%s)) FROM sql_vs_c_values', ours)]
                                   || CASE WHEN server IS NOT NULL
                                           THEN ARRAY[format('SELECT max(length(%s)) FROM sql_vs_c_values', server)] END) t;
@@ -75,14 +87,23 @@ SELECT ord, what, kernel, direction, t[1] AS fetch_ms, t[2] AS ours_ms, t[3] AS 
 -- at tens of GB/s) is within the timer's and the fetch's noise: its derived figures are left
 -- empty rather than printed from a difference of two nearly equal times.
 SELECT s.what, round(s.fetch_ms::numeric, 1) AS fetch_ms, round(s.ours_ms::numeric, 1) AS ours_ms,
-       round((32.0 * :sql_vs_c_value_bytes / 1e6 / (s.own_ms / 1000))::numeric) AS sql_mbps,
+       round((:sql_vs_c_values.0 * :sql_vs_c_value_bytes / 1e6 / (s.own_ms / 1000))::numeric) AS sql_mbps,
        round((CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS kernel_mbps,
-       round((100 * 32.0 * :sql_vs_c_value_bytes / 1e6 / (s.own_ms / 1000)
+       round((100 * :sql_vs_c_values.0 * :sql_vs_c_value_bytes / 1e6 / (s.own_ms / 1000)
               / CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS sql_share_percent,
        round(s.server_ms::numeric, 1) AS server_ms,
        round(((s.server_ms - s.fetch_ms) / s.own_ms)::numeric, 2) AS sql_level_x,
        round((CASE s.direction WHEN 'c' THEN k.compress_mbps_best / c.compress_mbps_best
-                               ELSE k.decompress_mbps_best / c.decompress_mbps_best END)::numeric, 2) AS kernel_x
+                               ELSE k.decompress_mbps_best / c.decompress_mbps_best END)::numeric, 2) AS kernel_x,
+       -- Per call: the function's own time per value, and what is left of it once the kernel's
+       -- time for one value (at its best speed above) is taken off: the executor's call, the
+       -- argument's detoasting, the result's allocation, the settings and checks.
+       round((s.own_ms * 1e6 / :sql_vs_c_values)::numeric) AS ours_ns_per_call,
+       round((s.own_ms * 1e6 / :sql_vs_c_values
+              - :sql_vs_c_value_bytes * 1e3 / CASE s.direction WHEN 'c' THEN k.compress_mbps_best ELSE k.decompress_mbps_best END)::numeric) AS ours_ns_beyond_kernel,
+       round(((s.server_ms - s.fetch_ms) * 1e6 / :sql_vs_c_values)::numeric) AS server_ns_per_call,
+       round(((s.server_ms - s.fetch_ms) * 1e6 / :sql_vs_c_values
+              - :sql_vs_c_value_bytes * 1e3 / CASE s.direction WHEN 'c' THEN c.compress_mbps_best ELSE c.decompress_mbps_best END)::numeric) AS server_ns_beyond_kernel
   FROM (SELECT *, CASE WHEN ours_ms - fetch_ms >= 1.0 THEN ours_ms - fetch_ms END AS own_ms FROM sql_vs_c) s
   LEFT JOIN sql_vs_c_kernel k ON k.method = s.kernel
   LEFT JOIN sql_vs_c_kernel c ON c.method = 'server_' || s.kernel

@@ -10,7 +10,7 @@ use pgrx::prelude::*;
 use crate::bytea::ResultBytea;
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
-use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress};
+use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress_uninit};
 use crate::server::check_interrupts;
 
 /// Compress `data` into compresslab's self-describing format with the method of the
@@ -45,9 +45,11 @@ fn envelope_compress(data: &[u8], method: EnvelopeMethod, level: Option<i32>) ->
 /// Decompress a value written by `compress()`; the method is read from its header.
 #[pg_extern(stable, strict, parallel_safe)]
 fn decompress(data: &[u8]) -> ResultBytea {
-    let mut out = ResultBytea::zeroed(envelope::decompressed_len(data, gucs::max_decompressed_size()).or_raise());
-    envelope::decompress_to(data, out.data_mut(), &mut check_interrupts).or_raise();
-    out
+    let len = envelope::decompressed_len(data, gucs::max_decompressed_size()).or_raise();
+    let mut out = ResultBytea::unwritten(len);
+    envelope::decompress_uninit(data, out.room(), &mut check_interrupts).or_raise();
+    // SAFETY: Ok means all len bytes were written.
+    unsafe { out.written(len) }
 }
 
 /// What the header of a `compress()` value says.
@@ -80,10 +82,10 @@ fn pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<R
 #[pg_extern(stable, strict, parallel_safe)]
 fn pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
     let room = pglz::decodable_room(data.len(), checked_raw_size(raw_size), check_complete).or_raise();
-    let mut out = ResultBytea::zeroed(room);
-    let n = pglz::decompress_into_ticking(data, out.data_mut(), check_complete, &mut check_interrupts).or_raise();
-    out.truncate(n);
-    out
+    let mut out = ResultBytea::unwritten(room);
+    let n = pglz::decompress_uninit_ticking(data, out.room(), check_complete, &mut check_interrupts).or_raise();
+    // SAFETY: the decoder wrote the n bytes it returns.
+    unsafe { out.written(n) }
 }
 
 /// One LZ4 block; with `size_prefix` the raw size is prepended as 4 bytes little-endian.
@@ -104,9 +106,15 @@ fn lz4_compress(data: &[u8], size_prefix: default!(bool, false)) -> ResultBytea 
 #[pg_extern(stable, strict, parallel_safe)]
 fn lz4_decompress(data: &[u8]) -> ResultBytea {
     let (raw_size, block) = lz4::block::split_size_prefix(data, gucs::max_decompressed_size()).or_raise();
-    let mut out = ResultBytea::zeroed(raw_size);
-    lz4::block::decompress_into_ticking(block, out.data_mut(), &mut check_interrupts).or_raise();
-    out
+    lz4_block_result(block, raw_size)
+}
+
+/// `block` decoded into a result of `raw_size` bytes, which it must fill.
+fn lz4_block_result(block: &[u8], raw_size: usize) -> ResultBytea {
+    let mut out = ResultBytea::unwritten(raw_size);
+    lz4::block::decompress_uninit_ticking(block, out.room(), &mut check_interrupts).or_raise();
+    // SAFETY: Ok means all raw_size bytes were written.
+    unsafe { out.written(raw_size) }
 }
 
 /// Decompress one LZ4 block into exactly `raw_size` bytes.
@@ -114,9 +122,7 @@ fn lz4_decompress(data: &[u8]) -> ResultBytea {
 fn lz4_decompress_sized(data: &[u8], raw_size: i32) -> ResultBytea {
     let raw_size = checked_raw_size(raw_size);
     lz4::block::check_decodable(data.len(), raw_size).or_raise();
-    let mut out = ResultBytea::zeroed(raw_size);
-    lz4::block::decompress_into_ticking(data, out.data_mut(), &mut check_interrupts).or_raise();
-    out
+    lz4_block_result(data, raw_size)
 }
 
 /// One LZ4 frame, as the `lz4` command-line tool writes (content size and checksum included).
@@ -243,21 +249,20 @@ fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultByte
         MethodKind::ServerZstd => zstd_codec::check_decodable(data, raw_size).or_raise(),
         _ => {}
     }
-    let mut out = ResultBytea::zeroed(raw_size);
-    codec.decompress(data, out.data_mut(), &mut check_interrupts).or_raise();
-    out
+    let mut out = ResultBytea::unwritten(raw_size);
+    codec.decompress_uninit(data, out.room(), &mut check_interrupts).or_raise();
+    // SAFETY: Ok means all raw_size bytes were written.
+    unsafe { out.written(raw_size) }
 }
 
 /// PostgreSQL's own C `pglz_decompress` (reference for interop and benchmarks).
 #[pg_extern(stable, strict, parallel_safe)]
 fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
     let room = pglz::decodable_room(data.len(), checked_raw_size(raw_size), check_complete).or_raise();
-    let mut out = ResultBytea::zeroed(room);
-    match c_pglz_decompress(data, out.data_mut(), check_complete, &mut Vec::new()).or_raise() {
-        Some(n) => {
-            out.truncate(n);
-            out
-        }
+    let mut out = ResultBytea::unwritten(room);
+    match c_pglz_decompress_uninit(data, out.room(), check_complete, &mut Vec::new()).or_raise() {
+        // SAFETY: the C decoder wrote the n bytes it returns.
+        Some(n) => unsafe { out.written(n) },
         None => raise(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data as corrupt")),
     }
 }

@@ -5,12 +5,14 @@
 //! objects. [`build`] makes any method of the registry, ours or the server's.
 
 use std::ffi::{c_char, c_void};
+use std::mem::MaybeUninit;
 
 use compresslab_core::error::{try_reserve, Result};
 use compresslab_core::lab::codecs;
 use compresslab_core::lab::Codec;
 use compresslab_core::pglz::{self, Strategy};
 use compresslab_core::registry::{MethodKind, MethodSpec};
+use compresslab_core::uninit::as_uninit_mut;
 use compresslab_core::CodecError;
 
 use super::c_zstd::ServerZstd;
@@ -42,9 +44,23 @@ pub fn c_pglz_compress(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Optio
 /// where it returns -1. The C decoder checks for a truncated tag only after reading it, so it
 /// reads a copy of `src` with 4 spare zero bytes, made in `padded` (reused across calls,
 /// grown fallibly).
+#[cfg(any(test, feature = "pg_test"))]
 pub fn c_pglz_decompress(
     src: &[u8],
     dst: &mut [u8],
+    check_complete: bool,
+    padded: &mut Vec<u8>,
+) -> Result<Option<usize>> {
+    // SAFETY: the C decoder writes only initialised bytes.
+    c_pglz_decompress_uninit(src, unsafe { as_uninit_mut(dst) }, check_complete, padded)
+}
+
+/// [`c_pglz_decompress`] into memory that need not be initialised: the C decoder only writes
+/// it (it copies a match only from bytes it has written), and its first n bytes are written
+/// when it returns n.
+pub fn c_pglz_decompress_uninit(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
     check_complete: bool,
     padded: &mut Vec<u8>,
 ) -> Result<Option<usize>> {
@@ -103,10 +119,14 @@ impl Codec for ServerPglz {
     fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
         Ok(c_pglz_compress(src, dst, &self.strategy))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        // SAFETY: the C decoder writes only initialised bytes.
+        self.decompress_uninit(src, unsafe { as_uninit_mut(dst) }, tick)
+    }
+    fn decompress_uninit(&mut self, src: &[u8], dst: &mut [MaybeUninit<u8>], _tick: &mut dyn FnMut()) -> Result<()> {
         // The copy into a padded buffer is part of what the C decoder needs to be safe; it is
         // small next to decoding and keeps the comparison honest about safety.
-        match c_pglz_decompress(src, dst, true, &mut self.padded)? {
+        match c_pglz_decompress_uninit(src, dst, true, &mut self.padded)? {
             Some(n) if n == dst.len() => Ok(()),
             _ => Err(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data")),
         }
@@ -158,8 +178,14 @@ impl Codec for ServerLz4 {
         }
         Ok(Some(n as usize))
     }
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<()> {
-        // SAFETY: LZ4_decompress_safe never writes past dstCapacity nor reads past srcSize.
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        // SAFETY: liblz4 writes only initialised bytes.
+        self.decompress_uninit(src, unsafe { as_uninit_mut(dst) }, tick)
+    }
+    fn decompress_uninit(&mut self, src: &[u8], dst: &mut [MaybeUninit<u8>], _tick: &mut dyn FnMut()) -> Result<()> {
+        // SAFETY: LZ4_decompress_safe never writes past dstCapacity nor reads past srcSize, and
+        // reads of its output only from what it wrote (so dst may be uninitialised); it
+        // returns dstCapacity only when it wrote all of it.
         let n = unsafe {
             (self.decompress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), src.len() as i32, dst.len() as i32)
         };

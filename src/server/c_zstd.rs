@@ -61,7 +61,7 @@ pub struct ServerZstd {
 /// # Safety
 ///
 /// `F` must be the symbol's C signature (from zstd.h).
-unsafe fn symbol<F: Copy>(name: &std::ffi::CStr) -> Result<F> {
+unsafe fn symbol<F: Copy>(name: &'static std::ffi::CStr) -> Result<F> {
     let ptr = loaded_symbol(c"libzstd.so.1", name)?;
     // SAFETY: F is a function pointer type of the symbol's signature (the caller's promise),
     // the same size as a data pointer on the platforms PostgreSQL runs on.
@@ -155,7 +155,12 @@ impl ServerZstd {
     }
 
     /// One frame through `ZSTD_decompressStream`, at most a chunk of output at a time.
-    fn decompress_streaming(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    fn decompress_streaming(
+        &mut self,
+        src: &[u8],
+        dst: &mut [std::mem::MaybeUninit<u8>],
+        tick: &mut dyn FnMut(),
+    ) -> Result<()> {
         let corrupt = || CodecError::corrupt("libzstd rejected the frame");
         // SAFETY: the context is ours.
         if self.failed(unsafe { (self.reset_dctx)(self.dctx, RESET_SESSION_ONLY) }) {
@@ -221,6 +226,17 @@ impl Codec for ServerZstd {
         Ok(Some(n))
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        // SAFETY: libzstd writes only initialised bytes.
+        self.decompress_uninit(src, unsafe { compresslab_core::uninit::as_uninit_mut(dst) }, tick)
+    }
+    /// libzstd only writes its output (it reads back only what it wrote), so `dst` may be
+    /// uninitialised; all of it is written when the decoded size is `dst.len()`.
+    fn decompress_uninit(
+        &mut self,
+        src: &[u8],
+        dst: &mut [std::mem::MaybeUninit<u8>],
+        tick: &mut dyn FnMut(),
+    ) -> Result<()> {
         if dst.len() > CHUNK {
             return self.decompress_streaming(src, dst, tick);
         }

@@ -19,7 +19,7 @@ type VersionFn = unsafe extern "C" fn() -> u32;
 
 /// `symbol` (a `unsigned (*)(void)` version function) of the already-loaded `library`; None
 /// when the server has not loaded it.
-fn loaded_library(library: &CStr, symbol: &CStr) -> Option<LoadedLibrary> {
+fn loaded_library(library: &'static CStr, symbol: &'static CStr) -> Option<LoadedLibrary> {
     let ptr = loaded_symbol(library, symbol).ok()?;
     // SAFETY: LZ4_versionNumber and ZSTD_versionNumber take nothing and return an unsigned
     // int (lz4.h, zstd.h); a function pointer has a data pointer's size on PostgreSQL's platforms.

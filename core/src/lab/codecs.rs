@@ -23,6 +23,27 @@ pub trait Codec {
     fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>>;
     /// Decompress `src` into exactly `dst.len()` bytes.
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()>;
+    /// [`Codec::decompress`] into memory that need not be initialised (a fresh result): `Ok`
+    /// means every byte of `dst` was written. This default zero-fills `dst` first (a [`PIECE`]
+    /// at a time); a codec that only writes its output (the C libraries) decodes straight in.
+    ///
+    /// [`PIECE`]: crate::ticking::PIECE
+    fn decompress_uninit(
+        &mut self,
+        src: &[u8],
+        dst: &mut [std::mem::MaybeUninit<u8>],
+        tick: &mut dyn FnMut(),
+    ) -> Result<()> {
+        for (i, piece) in dst.chunks_mut(crate::ticking::PIECE).enumerate() {
+            if i > 0 {
+                tick();
+            }
+            piece.fill(std::mem::MaybeUninit::new(0));
+        }
+        // SAFETY: every byte of dst was just written.
+        let dst = unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+        self.decompress(src, dst, tick)
+    }
 }
 
 /// Compress `src` with `codec` into `scratch` (resized fallibly to the codec's bound), for

@@ -59,7 +59,18 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`decompress_into`], calling `tick` every [`decode::TICK_BYTES`] of output (where the
 /// extension checks for cancel).
 pub fn decompress_into_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
-    let produced = decode::decompress_into_ticking(src, dst, tick).map_err(|e| block_error(e, dst.len()))?;
+    // SAFETY: the decoder writes only initialised bytes.
+    decompress_uninit_ticking(src, unsafe { crate::uninit::as_uninit_mut(dst) }, tick)
+}
+
+/// [`decompress_into_ticking`] into memory that need not be initialised (a fresh result):
+/// `Ok` means every byte of `dst` was written; nothing of `dst` is read before it is written.
+pub fn decompress_uninit_ticking(
+    src: &[u8],
+    dst: &mut [std::mem::MaybeUninit<u8>],
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
+    let produced = decode::decompress_uninit_ticking(src, dst, tick).map_err(|e| block_error(e, dst.len()))?;
     if produced != dst.len() {
         return Err(CodecError::corrupt(format!(
             "lz4 block decodes to {produced} bytes, but the raw size given is {}: the size given does not match the data",

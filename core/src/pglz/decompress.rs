@@ -1,10 +1,14 @@
 //! The pglz decompressor: PostgreSQL 15's `pglz_decompress` semantics, safe on any input.
 
+use std::mem::MaybeUninit;
 use std::ptr;
 
 use crate::bytes::repeating;
-use crate::error::{try_zeroed, CodecError, Result};
-use crate::wild_copy::{copy16, doubling_copy, forward_copy_exact, pattern16, repeat_tail, store_pattern16};
+use crate::error::{try_with_capacity, CodecError, Result};
+use crate::uninit::as_uninit_mut;
+use crate::wild_copy::{
+    copy16, doubling_copy, forward_copy_exact, pattern16, period_before16, period_before8, repeat_tail, store_pattern16,
+};
 
 /// Largest raw size [`decompress`] will allocate: PostgreSQL's `MaxAllocSize`
 /// (1 GB - 1), the bound on any varlena.
@@ -30,12 +34,14 @@ pub fn decompress(src: &[u8], raw_size: usize, check_complete: bool) -> Result<V
     // Never allocate more than the input could possibly expand to, so a tiny
     // corrupt datum cannot make us allocate a gigabyte.
     let producible = src.len().saturating_mul(MAX_EXPANSION);
-    let mut out = try_zeroed(raw_size.min(producible), "the decompressed value")?;
-    let (produced, consumed) = decode(src, &mut out, usize::MAX, &mut || ())?;
+    let room = raw_size.min(producible);
+    let mut out = try_with_capacity(room, "the decompressed value")?;
+    let (produced, consumed) = decode(src, &mut out.spare_capacity_mut()[..room], usize::MAX, &mut || ())?;
     if check_complete {
         check_completion(produced, raw_size, consumed, src.len())?;
     }
-    out.truncate(produced);
+    // SAFETY: decode wrote the first `produced` bytes of the spare capacity.
+    unsafe { out.set_len(produced) };
     Ok(out)
 }
 
@@ -65,6 +71,19 @@ pub fn decompress_into(src: &[u8], dst: &mut [u8], check_complete: bool) -> Resu
     decompress_into_ticking(src, dst, check_complete, &mut || ())
 }
 
+/// [`decompress_into_ticking`] into memory that need not be initialised: the decoder only
+/// writes `dst`, never reads a byte of it it has not written, and the first `n` bytes of the
+/// `Ok(n)` it returns are written (the rest is left as it was, possibly uninitialised). The
+/// same bytes and the same errors as [`decompress_into_ticking`], whatever `dst` held.
+pub fn decompress_uninit_ticking(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    check_complete: bool,
+    tick: &mut dyn FnMut(),
+) -> Result<usize> {
+    decompress_uninit_ticking_every(src, dst, check_complete, DECODE_TICK_BYTES, tick)
+}
+
 /// Output between two `tick()` calls of [`decompress_into_ticking`]: a few ms of decoding.
 pub const DECODE_TICK_BYTES: usize = 4 << 20;
 
@@ -86,6 +105,19 @@ pub fn decompress_into_ticking(
 pub fn decompress_into_ticking_every(
     src: &[u8],
     dst: &mut [u8],
+    check_complete: bool,
+    every: usize,
+    tick: &mut dyn FnMut(),
+) -> Result<usize> {
+    // SAFETY: the decoder writes only initialised bytes (as_uninit_mut's contract).
+    decompress_uninit_ticking_every(src, unsafe { as_uninit_mut(dst) }, check_complete, every, tick)
+}
+
+/// [`decompress_uninit_ticking`] with a tick every `every` (at least 1) bytes.
+#[doc(hidden)]
+pub fn decompress_uninit_ticking_every(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
     check_complete: bool,
     every: usize,
     tick: &mut dyn FnMut(),
@@ -127,12 +159,13 @@ fn check_completion(produced: usize, raw_size: usize, consumed: usize, slen: usi
 /// of a forward byte-by-byte copy (LZ77): when the source overlaps the
 /// destination, bytes written by this very copy are read again.
 ///
-/// Caller guarantees `1 <= off <= op` and `op + len <= out.len()`.
+/// Caller guarantees `1 <= off <= op`, `op + len <= out.len()` and `out[..op]` written.
 #[inline(always)]
-fn copy_match(out: &mut [u8], op: usize, off: usize, len: usize) {
+fn copy_match(out: &mut [MaybeUninit<u8>], op: usize, off: usize, len: usize) {
     if out.len() - op >= len + FAST_SLACK {
-        // SAFETY: 1 <= off <= op and op + len + 32 <= out.len(), as copy_match_fast needs.
-        unsafe { copy_match_fast(out.as_mut_ptr(), op, off, len) };
+        // SAFETY: 1 <= off <= op, out[..op] written and op + len + 32 <= out.len(), as
+        // copy_match_fast needs.
+        unsafe { copy_match_fast(out.as_mut_ptr().cast::<u8>(), op, off, len) };
         return;
     }
     forward_copy_exact(out, op, off, len);
@@ -170,7 +203,12 @@ const FAST_INPUT: usize = 33;
 /// stop earlier, then it resumes where it stopped): the result does not depend on `every`.
 /// The checked loop needs no tick: it decodes fewer than [`FAST_INPUT`] × 91 bytes, or the
 /// last few hundred.
-fn decode(src: &[u8], out: &mut [u8], every: usize, tick: &mut dyn FnMut()) -> Result<(usize, usize)> {
+///
+/// `out` may be uninitialised: the first `op` bytes are always written (the bytes past `op`
+/// may hold the overshoot of a wild copy, or nothing), and no byte of `out` not written yet
+/// is loaded into a register (a 16-byte move may carry some along, untyped, to where they are
+/// written again).
+fn decode(src: &[u8], out: &mut [MaybeUninit<u8>], every: usize, tick: &mut dyn FnMut()) -> Result<(usize, usize)> {
     let slen = src.len();
     let raw = out.len();
     let mut ip = 0usize;
@@ -181,7 +219,7 @@ fn decode(src: &[u8], out: &mut [u8], every: usize, tick: &mut dyn FnMut()) -> R
         let op_last = raw - FAST_SLACK;
         let mut next_tick = every;
         let src_ptr = src.as_ptr();
-        let out_ptr = out.as_mut_ptr();
+        let out_ptr = out.as_mut_ptr().cast::<u8>();
         // The input cursor as a pointer, sp = src + ip: a tag right after a run of n
         // literals is then loaded from [sp + n] while sp advances, which keeps the add
         // off the cursor's dependency chain (load, tag size, next load).
@@ -244,7 +282,7 @@ fn decode(src: &[u8], out: &mut [u8], every: usize, tick: &mut dyn FnMut()) -> R
                     }
                     // SAFETY: tag + size is inside src (see above).
                     sp = unsafe { tag.add(size) };
-                    // SAFETY: 1 <= off <= op and op + len + 32 <= raw = out.len().
+                    // SAFETY: 1 <= off <= op, out[..op] written, op + len + 32 <= raw.
                     unsafe { copy_match_fast(out_ptr, op, off, len) };
                     op += len;
                     ctrl >>= 1;
@@ -268,7 +306,7 @@ fn decode(src: &[u8], out: &mut [u8], every: usize, tick: &mut dyn FnMut()) -> R
             continue;
         }
         if ctrl & 1 == 0 {
-            out[op] = src[ip];
+            out[op] = MaybeUninit::new(src[ip]);
             op += 1;
             ip += 1;
         } else {
@@ -342,12 +380,14 @@ fn bad_offset(off: usize, tag_at: usize, op: usize) -> CodecError {
 ///
 /// # Safety
 ///
-/// `out` points to a buffer of `raw` initialised bytes with `1 <= off <= op`,
-/// `len >= 1` and `op + len + 32 <= raw`.
+/// `out` points to a buffer of `raw` bytes whose first `op` are written (the rest may be
+/// uninitialised), with `1 <= off <= op`, `len >= 1` and `op + len + 32 <= raw`.
 #[inline(always)]
 unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
-    // Every load below reads bytes in [op - off, op + len + 31) and every store
-    // writes bytes in [op, op + len + 31); both lie in [0, raw).
+    // Every store writes bytes in [op, op + len + 31), inside [0, raw). A load into a
+    // register reads written bytes only (before op, or written by this copy); the 16-byte
+    // moves may carry bytes not yet written along to where they are rewritten later, as
+    // untyped copies, which is sound on uninitialised memory.
     let d = out.add(op);
     let s = d.sub(off);
     if off >= 16 {
@@ -387,7 +427,8 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         // length, more only for longer matches (four 8-byte copies and a 16-byte reload of
         // them, which cannot be forwarded, left period 8 below the C). Loads reach
         // s + 16 <= d + 8, stores below d + max(len + 31, 32).
-        let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(s as *const [u8; 16])), off);
+        // The period from the `off` written bytes before d only: nothing at d is read.
+        let (v, step) = pattern16(period_before16(d, off), off);
         store_pattern16(d, v, step, len);
     } else if off == 1 {
         // A run of one byte (zero fill, blank padding): its byte in all 16 lanes, stored every
@@ -399,7 +440,7 @@ unsafe fn copy_match_fast(out: *mut u8, op: usize, off: usize, len: usize) {
         // bytes of that repetition (byte k = out[op - off + k % off]) and store
         // them every `step` bytes, a multiple of the period. Stores reach at most
         // op + max(len + 7, 32).
-        let (bytes, step) = repeating(u64::from_le_bytes(ptr::read_unaligned(s as *const [u8; 8])), off);
+        let (bytes, step) = repeating(period_before8(d, off, op), off);
         // Four stores whatever the length (at least 20 bytes, as step >= 5), then
         // more only for longer matches.
         for k in 0..4 {
@@ -432,6 +473,12 @@ mod tests {
     }
 
     use super::*;
+
+    /// The decoder's `copy_match` on an initialised buffer, as the test below calls it.
+    fn copy_match(out: &mut [u8], op: usize, off: usize, len: usize) {
+        // SAFETY: copy_match writes only bytes copied from the buffer's initialised ones.
+        super::copy_match(unsafe { as_uninit_mut(out) }, op, off, len)
+    }
 
     fn forward_copy(out: &mut [u8], op: usize, off: usize, len: usize) {
         for i in 0..len {
@@ -470,6 +517,39 @@ mod tests {
                 unsafe { copy_match_fast(a.as_mut_ptr(), op, off, len) };
                 forward_copy(&mut b, op, off, len);
                 assert_eq!(a[..op + len], b[..op + len], "off {off} len {len}");
+            }
+        }
+    }
+
+    /// Decoding into uninitialised memory (Miri checks that nothing unwritten is read) gives
+    /// what decoding into initialised memory gives, whatever that memory held, on good and
+    /// damaged data, with and without `check_complete`, and with ticks in the fast loop.
+    #[test]
+    fn decoding_into_uninitialised_memory_equals_decoding_into_initialised() {
+        use crate::uninit::{damaged, periodic_test_data, same_whatever_the_buffer_held};
+        let mut rng = crate::rng::SeededRng::new(48);
+        let rounds = if cfg!(miri) { 12 } else { 400 };
+        for round in 0..rounds {
+            let len = rng.below(if round % 4 == 0 { 3000 } else { 400 }) as usize;
+            let data = periodic_test_data(&mut rng, len);
+            let Some(packed) = crate::pglz::compress(&data, &crate::pglz::Strategy::ALWAYS) else { continue };
+            let mut inputs = vec![packed.clone()];
+            inputs.extend(damaged(&mut rng, &packed));
+            for (i, src) in inputs.iter().enumerate() {
+                for cap in [len, len + 40, len / 2] {
+                    for check_complete in [true, false] {
+                        let every = [usize::MAX, 64, 1][round % 3];
+                        let got = same_whatever_the_buffer_held(cap, &mut |room| {
+                            decompress_uninit_ticking_every(src, room, check_complete, every, &mut || ())
+                        });
+                        let mut init = vec![0x5Au8; cap];
+                        let want = decompress_into(src, &mut init, check_complete).map(|n| init[..n].to_vec());
+                        assert_eq!(got, want.map_err(|e| format!("{e:?}")), "round {round} input {i} cap {cap}");
+                        if i == 0 && cap == len {
+                            assert_eq!(got.as_deref(), Ok(&data[..]), "round {round}");
+                        }
+                    }
+                }
             }
         }
     }

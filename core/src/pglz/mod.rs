@@ -213,6 +213,7 @@ pub use compress::{
 };
 pub use decompress::{
     decodable_room, decompress, decompress_into, decompress_into_ticking, decompress_into_ticking_every,
-    max_decoded_len, maximum_compressed_size, read_tag, DECODE_TICK_BYTES, MAX_RAW_SIZE,
+    decompress_uninit_ticking, decompress_uninit_ticking_every, max_decoded_len, maximum_compressed_size, read_tag,
+    DECODE_TICK_BYTES, MAX_RAW_SIZE,
 };
 pub use strategy::Strategy;

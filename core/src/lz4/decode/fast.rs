@@ -1,11 +1,14 @@
 //! The fast loop of the LZ4 block decoder (see the `decode` module header): whole sequences
 //! decoded with raw pointers and wide copies while both buffers have room for them.
 
+use std::mem::MaybeUninit;
 use std::ptr;
 
 use super::sequence::{read_length, DecodeError, MIN_MATCH};
 use crate::bytes::repeating;
-use crate::wild_copy::{copy16, copy16_pairs, copy8, pattern16, repeat_tail, store_pattern16};
+use crate::wild_copy::{
+    copy16, copy16_pairs, copy8, pattern16, period_before16, period_before8_of8, repeat_tail, store_pattern16,
+};
 
 /// Input left (from the token) for a sequence of the fast loop: the token, a 16-byte literal
 /// copy and the 2-byte offset after at most 14 literals all lie inside.
@@ -21,21 +24,24 @@ const FAST_OUT: usize = 32;
 /// the fast loop (at most 255 per input byte, plus 19) can overflow a usize in the room
 /// checks (`len + FAST_OUT`), on any target (2^55 bytes on 64-bit ones, 8 MB on 32-bit).
 const MAX_FAST_INPUT: usize = usize::MAX / 512;
+/// Output the careful path writes before the fast loop starts: the bytes a short period is
+/// read from ([`period_before8_of8`]).
+const PERIOD_ROOM: usize = 8;
 /// Room left past a long literal run (in both buffers) for its copy in 32-byte steps in the
 /// fast loop: the copy overshoots by at most 31 bytes; the offset lies inside it too.
 const LONG_LIT_ROOM: usize = 32;
-/// For a match at `m` with an offset of 1..7 (it repeats the `offset` bytes at m): the 8 bytes
-/// of that repetition, and the largest multiple of the offset up to 8, at which intervals they
-/// can be stored in phase.
+/// For a match at `op` with an offset of 1..7 (it repeats the `offset` bytes before op): the
+/// 8 bytes of that repetition, and the largest multiple of the offset up to 8, at which
+/// intervals they can be stored in phase. Nothing at or past `op` is read.
 ///
 /// # Safety
 ///
-/// `m..m + 8` must be readable (the bytes from `m + offset` on are read but not used).
+/// The 8 bytes before `op` are written (the fast loop runs from the 8th byte of the output
+/// on), with `1 <= offset <= 7`.
 #[inline(always)]
-unsafe fn repeat_pattern(m: *const u8, offset: usize) -> ([u8; 8], usize) {
+unsafe fn repeat_pattern(op: *const u8, offset: usize) -> ([u8; 8], usize) {
     // SAFETY: the caller's contract.
-    let seed = u64::from_le_bytes(unsafe { ptr::read_unaligned(m as *const [u8; 8]) });
-    repeating(seed, offset)
+    repeating(unsafe { period_before8_of8(op, offset) }, offset)
 }
 
 /// [`read_length`] for the fast loop's cursor `ip`, a pointer into `src` (which starts at
@@ -80,12 +86,24 @@ unsafe fn long_length_at(
 /// start of a sequence for the careful path (the block's last sequence, which has no match,
 /// always goes there: the fast loop stops FAST_IN bytes before the end of the input).
 #[inline(always)]
-pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &mut usize) -> Result<(), DecodeError> {
-    // Invariants on entry: *ip_at <= src.len() and *op_at <= dst.len().
-    if dst.len() - *op_at < FAST_OUT || src.len() - *ip_at < FAST_IN || src.len() > MAX_FAST_INPUT {
+pub(super) fn fast_loop(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    ip_at: &mut usize,
+    op_at: &mut usize,
+) -> Result<(), DecodeError> {
+    // Invariants on entry: *ip_at <= src.len() and *op_at <= dst.len(). The first 8 bytes of
+    // the output are left to the careful path: past them a short period is read with one load
+    // of the 8 bytes before a match (the output may be uninitialised memory, and nothing at or
+    // past op is read).
+    if dst.len() - *op_at < FAST_OUT
+        || src.len() - *ip_at < FAST_IN
+        || src.len() > MAX_FAST_INPUT
+        || *op_at < PERIOD_ROOM
+    {
         return Ok(());
     }
-    let ostart = dst.as_mut_ptr();
+    let ostart = dst.as_mut_ptr().cast::<u8>();
     // SAFETY: every pointer made here is inside its slice or one past its end: *ip_at <=
     // src.len(), *op_at <= dst.len(), and src.len() - FAST_IN + 1 <= src.len() (src.len() >=
     // FAST_IN, checked above).
@@ -224,8 +242,8 @@ pub(super) fn fast_loop(src: &[u8], dst: &mut [u8], ip_at: &mut usize, op_at: &m
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset`, inside the output with everything up to op final, and
-/// at least 24 + 8 bytes of the output left at `op` (the fast loop's FAST_OUT).
+/// `m = op - offset` with `1 <= offset`, everything up to op final and at least 8 bytes
+/// before it, and at least 24 + 8 bytes of the output left at `op` (the fast loop's FAST_OUT).
 #[inline(always)]
 unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
     if offset >= 8 {
@@ -240,9 +258,10 @@ unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
     } else {
         // The three stores at op + k * step (5 <= step <= 8) cover at least op..op +
         // 2 * 5 + 8 = op + 18 >= op + len.
-        // SAFETY: m + 8 <= op + 7 and op + 24 are inside dst (the caller leaves 32 bytes).
+        // SAFETY: the 8 bytes before op are written; op + 24 is inside dst (the caller
+        // leaves 32 bytes).
         unsafe {
-            let (v, step) = repeat_pattern(m, offset);
+            let (v, step) = repeat_pattern(op, offset);
             for k in 0..3 {
                 ptr::write_unaligned(op.add(k * step) as *mut [u8; 8], v);
             }
@@ -255,8 +274,9 @@ unsafe fn copy_short_match(m: *const u8, op: *mut u8, offset: usize) {
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset`, inside the output with everything up to op final, and
-/// at least `len + 32` bytes of the output left at `op` (the fast loop leaves FAST_OUT).
+/// `m = op - offset` with `1 <= offset`, everything up to op final and at least 8 bytes
+/// before it, and at least `len + 32` bytes of the output left at `op` (the fast loop leaves
+/// FAST_OUT).
 #[inline(always)]
 unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
     if offset >= len {
@@ -325,17 +345,20 @@ unsafe fn copy_long_match(m: *const u8, op: *mut u8, offset: usize, len: usize) 
 ///
 /// # Safety
 ///
-/// `m = op - offset` with `1 <= offset <= 15`, inside the output with everything up to op
-/// final, and at least `len + 32` bytes of the output left at `op`.
+/// `m = op - offset` with `1 <= offset <= 15`, everything up to op final and at least 8 bytes
+/// before it, and at least `len + 32` bytes of the output left at `op`.
 #[inline(never)]
 unsafe fn copy_short_offset_match(m: *const u8, op: *mut u8, offset: usize, len: usize) {
-    // SAFETY: m..m + 16 ends at op + 15, inside dst; the stores reach below op +
-    // max(len + 31, 32) = op + len + 31, inside the len + 32 bytes left.
+    // SAFETY: the period is read from the offset written bytes before op (nothing at op);
+    // the stores reach below op + max(len + 31, 32) = op + len + 31, inside the len + 32
+    // bytes left.
     unsafe {
         if offset == 1 {
             store_pattern16(op, [*m; 16], 16, len);
         } else {
-            let (v, step) = pattern16(u128::from_le_bytes(ptr::read_unaligned(m as *const [u8; 16])), offset);
+            let seed =
+                if offset < 8 { u128::from(period_before8_of8(op, offset)) } else { period_before16(op, offset) };
+            let (v, step) = pattern16(seed, offset);
             store_pattern16(op, v, step, len);
         }
     }

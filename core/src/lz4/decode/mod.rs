@@ -125,8 +125,11 @@
 //!
 //! Every raw-pointer access in the fast loop lies inside `src` or `dst`, proven by a check
 //! made before it (its `// SAFETY:` comment names it), and every pointer made by arithmetic
-//! stays inside its slice or one past its end. Reads of `dst` beyond the decoded bytes (the
-//! tail of a wild chunk) read initialized memory, `dst` being a `&mut [u8]`. The fast loop is
+//! stays inside its slice or one past its end. `dst` may be uninitialised memory
+//! (`&mut [MaybeUninit<u8>]`): a load of output bytes into a register reads written bytes only
+//! (before the match, or written by it); the tail of a wild chunk past them is moved only by
+//! untyped copies (`copy16`, `copy_within`), which carry uninitialised bytes along soundly to
+//! where they are rewritten. The fast loop is
 //! fuzzed under AddressSanitizer against lz4_flex's safe decoder
 //! (`lz4_block_decode_matches_reference`, RELIABILITY.md), and the unit tests below
 //! cross-check it on every sequence shape near both ends of both buffers.
@@ -137,10 +140,13 @@
 
 pub use self::sequence::DecodeError;
 
+use std::mem::MaybeUninit;
+
 use self::fast::fast_loop;
 use self::sequence::{read_length, MIN_MATCH};
 use crate::bytes::repeating;
-use crate::wild_copy::forward_copy_exact;
+use crate::uninit::{as_uninit, as_uninit_mut};
+use crate::wild_copy::{forward_copy_exact, period_before8};
 
 mod fast;
 mod sequence;
@@ -159,13 +165,37 @@ pub const TICK_BYTES: usize = 4 << 20;
 
 /// Decode the LZ4 block `src` into the front of `dst`; returns the number of bytes written.
 pub fn decompress_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeError> {
-    decode::<false>(src, dst, &[], usize::MAX, &mut || ())
+    // SAFETY: the decoder writes only initialised bytes.
+    decode::<false>(src, unsafe { as_uninit_mut(dst) }, &[], usize::MAX, &mut || ())
 }
 
 /// [`decompress_into`], calling `tick` each time about [`TICK_BYTES`] more bytes have been
 /// written (the extension checks for cancel there). The same bytes and the same errors.
 pub fn decompress_into_ticking(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<usize, DecodeError> {
+    // SAFETY: the decoder writes only initialised bytes.
+    decode::<false>(src, unsafe { as_uninit_mut(dst) }, &[], TICK_BYTES, tick)
+}
+
+/// [`decompress_into_ticking`] into memory that need not be initialised: the first `n` bytes
+/// of the `Ok(n)` returned are written, nothing of `dst` is read before it is written, and the
+/// result and errors do not depend on what `dst` held.
+pub fn decompress_uninit_ticking(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    tick: &mut dyn FnMut(),
+) -> Result<usize, DecodeError> {
     decode::<false>(src, dst, &[], TICK_BYTES, tick)
+}
+
+/// [`decompress_uninit_ticking`] with a tick every `every` (at least 1) bytes.
+#[doc(hidden)]
+pub fn decompress_uninit_ticking_every(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    every: usize,
+    tick: &mut dyn FnMut(),
+) -> Result<usize, DecodeError> {
+    decode::<false>(src, dst, &[], every.max(1), tick)
 }
 
 /// [`decompress_into_ticking`] with a tick every `every` (at least 1) bytes: for the tests
@@ -178,23 +208,26 @@ pub fn decompress_into_ticking_every(
     every: usize,
     tick: &mut dyn FnMut(),
 ) -> Result<usize, DecodeError> {
-    decode::<false>(src, dst, &[], every.max(1), tick)
+    // SAFETY: the decoder writes only initialised bytes.
+    decode::<false>(src, unsafe { as_uninit_mut(dst) }, &[], every.max(1), tick)
 }
 
 /// [`decompress_into`] with `dict` as the bytes just before the output: matches may reach
 /// back into its last 64 KB.
 pub fn decompress_into_with_dict(src: &[u8], dst: &mut [u8], dict: &[u8]) -> Result<usize, DecodeError> {
-    decode::<true>(src, dst, dict, usize::MAX, &mut || ())
+    // SAFETY: the decoder writes only initialised bytes.
+    decode::<true>(src, unsafe { as_uninit_mut(dst) }, dict, usize::MAX, &mut || ())
 }
 
 /// The decoder. The fast loop runs on `dst` cut at the next tick point (`every` bytes after
 /// the last one): it is handed a shorter slice, which only makes it leave earlier to the
 /// careful path, so the result and the errors do not depend on `every`. Once the output has
-/// passed the tick point, `tick` runs and the next point is set.
+/// passed the tick point, `tick` runs and the next point is set. `dst[..op]` is written
+/// throughout; nothing at or past `op` is read into a register.
 #[inline(always)]
 fn decode<const DICT: bool>(
     src: &[u8],
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
     dict: &[u8],
     every: usize,
     tick: &mut dyn FnMut(),
@@ -224,7 +257,7 @@ fn decode<const DICT: bool>(
         if lit > dst.len() - op {
             return Err(DecodeError::OutputTooSmall);
         }
-        dst[op..op + lit].copy_from_slice(&src[ip..ip + lit]);
+        dst[op..op + lit].copy_from_slice(as_uninit(&src[ip..ip + lit]));
         ip += lit;
         op += lit;
         if ip == src.len() {
@@ -250,7 +283,7 @@ fn decode<const DICT: bool>(
 /// output. Checks that it fits and that it starts inside the output (or the dictionary).
 #[inline(always)]
 fn copy_match<const DICT: bool>(
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
     mut op: usize,
     offset: usize,
     mut len: usize,
@@ -270,7 +303,7 @@ fn copy_match<const DICT: bool>(
         }
         let from_dict = len.min(back);
         let start = dict.len() - back;
-        dst[op..op + from_dict].copy_from_slice(&dict[start..start + from_dict]);
+        dst[op..op + from_dict].copy_from_slice(as_uninit(&dict[start..start + from_dict]));
         op += from_dict;
         len -= from_dict;
         if len == 0 {
@@ -314,8 +347,10 @@ fn copy_match<const DICT: bool>(
         // Offsets 2..7: the match repeats the last `offset` bytes. Build its first 8 bytes
         // from them, then copy 8-byte chunks from `period` back, the smallest multiple of
         // `offset` that is 8 or more (each chunk then reads bytes already final).
-        let seed: [u8; 8] = dst[start..start + 8].try_into().unwrap_or([0; 8]);
-        dst[op..op + 8].copy_from_slice(&repeating(u64::from_le_bytes(seed), offset).0);
+        // SAFETY: dst[..op] is written and 2 <= offset <= op; op + 8 <= end + WILD_ROOM is
+        // inside dst (the check above).
+        let seed = unsafe { period_before8(dst.as_ptr().add(op).cast::<u8>(), offset, op) };
+        dst[op..op + 8].copy_from_slice(as_uninit(&repeating(seed, offset).0));
         let period = [8, 8, 8, 9, 8, 10, 12, 14][offset];
         copy_within_chunks::<8>(dst, op + 8 - period, op + 8, end);
     }
@@ -326,7 +361,7 @@ fn copy_match<const DICT: bool>(
 /// `N - 1` bytes past `end` (the careful path leaves `WILD_ROOM` for it). With `d - s >= N`
 /// every chunk reads bytes earlier chunks have finished, as a match's byte-by-byte copy would.
 #[inline(always)]
-fn copy_within_chunks<const N: usize>(dst: &mut [u8], mut s: usize, mut d: usize, end: usize) {
+fn copy_within_chunks<const N: usize>(dst: &mut [MaybeUninit<u8>], mut s: usize, mut d: usize, end: usize) {
     while d < end {
         dst.copy_within(s..s + N, d);
         s += N;
