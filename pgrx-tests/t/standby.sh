@@ -9,6 +9,7 @@
 # Then recompress's max_replay_lag against the standby: while its replay is paused
 # (pg_wal_replay_pause()) and replay_lag above the limit, a CALL waits, with a NOTICE, and
 # completes once replay resumes; without pg_read_all_stats the argument is refused (42501).
+# advise(), estimate_toast_compression and bench_column run on the standby (no transaction ID).
 # The standby is stopped and removed on exit. Ends with "N passed, N failed".
 set -uo pipefail
 HARNESS=standby
@@ -70,6 +71,13 @@ fi
 # Any version: the standby's pg_wal read as a directory of segments (wal_dir).
 standby -c "$whatif, wal_dir => 'pg_wal') ORDER BY 1" >"$standby_dir/standby_dir.txt" 2>&1
 check "wal_whatif(wal_dir) on the standby equals the primary's" diff "$standby_dir/primary.txt" "$standby_dir/standby_dir.txt"
+
+# What only reads runs on a standby, which refuses to assign a transaction ID: the advice (its
+# WAL row on 15 left out with a NOTICE), the TOAST estimate and the column lab.
+check "advise(), estimate_toast_compression and bench_column run on the standby" \
+  test "$(standby -c "SELECT (SELECT count(*) > 0 FROM compresslab.advise('2 s')) AND
+                             (SELECT count(*) = 2 FROM compresslab.estimate_toast_compression('t', 'body', 500)) AND
+                             (SELECT count(*) > 0 FROM compresslab.bench_column('t', 'body', ARRAY['lz4'], sample_values => 100))")" = t
 
 # recompress's max_replay_lag against this standby: with replay paused on the standby, its
 # replay_lag (pg_stat_replication, the standby reporting every second) grows; a CALL with

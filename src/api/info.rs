@@ -19,7 +19,7 @@ fn version() -> &'static str {
 /// The server's version (`server_version`) and `server_version_num`.
 fn postgres_version() -> (String, String) {
     let setting = |name: &str| {
-        Spi::get_one_with_args::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
+        crate::server::spi::select_one::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
             .ok()
             .flatten()
             .unwrap_or_default()

@@ -18,6 +18,7 @@ use crate::server::privileges::permission_denied;
 use crate::server::relations::RegClass;
 use crate::server::rewrite::{execute, kept_plan, run_batch, text_column, typed_column, BatchSpec};
 use crate::server::sampling::spi_failed;
+use crate::server::spi;
 
 extension_sql_file!(
     "rewrite.sql",
@@ -134,9 +135,11 @@ fn target_method(method: Option<&str>, column: &Column) -> String {
     let method = match (method, column_method) {
         (Some(m), _) => m.to_string(),
         (None, Some(m)) => m.setting().to_string(),
-        (None, None) => Spi::get_one::<String>("SELECT pg_catalog.current_setting('default_toast_compression')")
-            .unwrap_or_else(|e| spi_failed(e))
-            .unwrap_or_default(),
+        (None, None) => {
+            spi::select_one::<String>("SELECT pg_catalog.current_setting('default_toast_compression')", &[])
+                .unwrap_or_else(|e| spi_failed(e))
+                .unwrap_or_default()
+        }
     };
     match ToastCompression::from_setting(&method) {
         Some(m) => m.setting().to_string(),
@@ -192,7 +195,7 @@ fn recompress_prepare(
         );
     }
     if max_replay_lag.is_some()
-        && !Spi::get_one::<bool>("SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')")
+        && !spi::select_one::<bool>("SELECT pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE')", &[])
             .ok()
             .flatten()
             .unwrap_or(false)
@@ -293,7 +296,7 @@ fn user_triggers(leaves: &[pg_sys::Oid], triggers: &str) {
                   WHERE g.tgrelid OPERATOR(pg_catalog.=) ANY ($1) AND NOT g.tgisinternal \
                     AND g.tgenabled OPERATOR(pg_catalog.<>) 'D' \
                     AND (g.tgtype::pg_catalog.int4 OPERATOR(pg_catalog.&) 17) OPERATOR(pg_catalog.=) 17";
-    let found = Spi::get_one_with_args::<String>(query, &[leaves.to_vec().into()]).unwrap_or_else(|e| spi_failed(e));
+    let found = spi::select_one::<String>(query, &[leaves.to_vec().into()]).unwrap_or_else(|e| spi_failed(e));
     let Some(found) = found else { return };
     match triggers {
         "refuse" => report(

@@ -13,7 +13,7 @@ use pgrx::prelude::*;
 
 use super::names::{qualified_name, quote_identifier, relation_name};
 use super::sampling::spi_failed;
-use super::subtransaction;
+use super::{spi, subtransaction};
 
 /// Seconds since `since` (a timestamptz expression), or since initdb when it is NULL: the
 /// system identifier's high 32 bits are initdb's time.
@@ -32,7 +32,7 @@ pub fn wal_written() -> (Rate, Rate) {
         "SELECT wal_bytes::pg_catalog.float8, wal_fpi::pg_catalog.float8, {} FROM pg_catalog.pg_stat_wal",
         period("stats_reset")
     );
-    let (bytes, fpi, seconds) = Spi::get_three::<f64, f64, f64>(&query).unwrap_or_else(|e| spi_failed(e));
+    let (bytes, fpi, seconds) = spi::select_three::<f64, f64, f64>(&query, &[]).unwrap_or_else(|e| spi_failed(e));
     let seconds = seconds.unwrap_or(0.0);
     (Rate { amount: bytes.unwrap_or(0.0), seconds }, Rate { amount: fpi.unwrap_or(0.0), seconds })
 }
@@ -44,7 +44,7 @@ pub fn wal_written() -> (Rate, Rate) {
 /// table, catalogs and TOAST tables included as `tup_inserted` includes them) scaled by the
 /// size of the databases the caller may measure against this one's.
 pub fn inserted() -> Inserted {
-    let (rows, held) = Spi::get_two::<f64, f64>(
+    let (rows, held) = spi::select_two::<f64, f64>(
         "SELECT (SELECT COALESCE(pg_catalog.sum(tup_inserted), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_database), \
                 (SELECT COALESCE(pg_catalog.sum(n_live_tup), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_all_tables) \
                 OPERATOR(pg_catalog.*) \
@@ -53,6 +53,7 @@ pub fn inserted() -> Inserted {
                       OR pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')) \
                  OPERATOR(pg_catalog./) \
                  pg_catalog.pg_database_size(pg_catalog.current_database())::pg_catalog.float8)",
+        &[],
     )
     .unwrap_or_else(|e| spi_failed(e));
     Inserted { rows: rows.unwrap_or(0.0), held: held.unwrap_or(0.0) }
@@ -246,7 +247,7 @@ fn sized_columns(tables: &[pg_sys::Oid]) -> Vec<SizedColumn> {
 
 /// The current value of a setting.
 pub fn setting(name: &str) -> String {
-    Spi::get_one_with_args::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
+    spi::select_one::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
         .unwrap_or_else(|e| spi_failed(e))
         .unwrap_or_default()
 }

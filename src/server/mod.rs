@@ -13,6 +13,7 @@ pub mod privileges;
 pub mod relations;
 pub mod rewrite;
 pub mod sampling;
+pub mod spi;
 pub mod subtransaction;
 pub mod versions;
 pub mod wal;

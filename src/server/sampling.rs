@@ -583,7 +583,7 @@ pub fn permanent_relations() -> Vec<pg_sys::Oid> {
 /// Bytes of the other columns of a row that every tuple carries: the heap tuple header plus
 /// the fixed-length columns (variable-length ones vary and are not counted).
 pub fn row_overhead(rel: &PgRelation, col: &str) -> usize {
-    let fixed = Spi::get_one_with_args::<i64>(
+    let fixed = super::spi::select_one::<i64>(
         "SELECT COALESCE(pg_catalog.sum(attlen), 0)::pg_catalog.int8 FROM pg_catalog.pg_attribute \
          WHERE attrelid OPERATOR(pg_catalog.=) $1 AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped \
            AND attlen OPERATOR(pg_catalog.>) 0 AND attname OPERATOR(pg_catalog.<>) $2",
