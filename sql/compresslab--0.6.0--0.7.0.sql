@@ -11,6 +11,26 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'fresh_copy_wrapper';
 
+CREATE FUNCTION compresslab."recompress_wanted"(
+	"value" anyelement,
+	"ctid" tid
+) RETURNS bool
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_wanted_wrapper';
+
+CREATE FUNCTION compresslab."recompress_copy"(
+	"value" anyelement
+) RETURNS anyelement
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_copy_wrapper';
+
+CREATE FUNCTION compresslab."recompress_copied"() RETURNS bigint
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_copied_wrapper';
+
 CREATE FUNCTION compresslab."recompress_prepare"(
 	"relation" regclass,
 	"column_name" TEXT,
