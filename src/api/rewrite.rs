@@ -28,6 +28,7 @@ extension_sql_file!(
         recompress_wanted,
         recompress_copy,
         recompress_copied,
+        recompress_next_xid,
         recompress_prepare,
         recompress_batch,
         recompress_pause,
@@ -78,6 +79,27 @@ fn recompress_copy(value: AnyElement) -> AnyElement {
 #[pg_extern(volatile, parallel_unsafe)]
 fn recompress_copied() -> Option<i64> {
     crate::server::rewrite::copied()
+}
+
+/// The next transaction ID PostgreSQL will assign (as a number); with `only_if_idle`, NULL
+/// unless every ID assigned so far belongs to a finished transaction. `recompress` reads it
+/// when a pass begins (idle) and when it ends: if no ID was assigned in between but one per
+/// batch of its own, no other session wrote the table (a write needs one), so no row moved
+/// behind the pass and no further pass is needed.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn recompress_next_xid(only_if_idle: bool) -> Option<i64> {
+    // SAFETY: inside a transaction; GetLatestSnapshot returns a static snapshot valid until the
+    // next call, whose counts and xmax are read at once.
+    unsafe {
+        let snapshot = &*pg_sys::GetLatestSnapshot();
+        let next = pg_sys::ReadNextFullTransactionId().value;
+        // no transaction in progress below xmax, and none assigned from xmax on
+        let idle = snapshot.xcnt == 0
+            && snapshot.subxcnt == 0
+            && !snapshot.suboverflowed
+            && snapshot.xmax.into_inner() == next as u32;
+        (idle || !only_if_idle).then_some(next as i64)
+    }
 }
 
 /// Whether values of type `oid` are variable-length (remembered for the last type asked: an
