@@ -11,6 +11,33 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'fresh_copy_wrapper';
 
+CREATE FUNCTION compresslab."recompress_wanted"(
+	"value" anyelement,
+	"ctid" tid
+) RETURNS bool
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_wanted_wrapper';
+
+CREATE FUNCTION compresslab."recompress_copy"(
+	"value" anyelement
+) RETURNS anyelement
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_copy_wrapper';
+
+CREATE FUNCTION compresslab."recompress_copied"() RETURNS bigint
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_copied_wrapper';
+
+CREATE FUNCTION compresslab."recompress_next_xid"(
+	"only_if_idle" bool
+) RETURNS bigint
+VOLATILE STRICT PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'recompress_next_xid_wrapper';
+
 CREATE FUNCTION compresslab."recompress_prepare"(
 	"relation" regclass,
 	"column_name" TEXT,
@@ -179,6 +206,9 @@ DECLARE
     after_bytes pg_catalog.int8 := 0;
     wal_estimate pg_catalog.int8 := 0;
     est record;
+    pass_mark pg_catalog.int8;
+    pass_batches pg_catalog.int8;
+    quiet pg_catalog.bool;
 BEGIN
     SELECT p.* INTO plan
       FROM compresslab.recompress_prepare(relation, column_name, method, batch_rows, max_wal_rate, max_replay_lag,
@@ -244,6 +274,12 @@ BEGIN
         ON CONFLICT ON CONSTRAINT recompress_state_pkey DO UPDATE SET pid = EXCLUDED.pid, updated = EXCLUDED.updated;
         COMMIT;
         mark := pg_catalog.clock_timestamp();
+        -- A pass that begins in this CALL with no transaction holding an ID notes the next one.
+        pass_mark := CASE WHEN (SELECT s.next_block FROM compresslab.recompress_state s
+                                 WHERE s.relid OPERATOR(pg_catalog.=) leaf
+                                   AND s.column_name OPERATOR(pg_catalog.=) column_name) OPERATOR(pg_catalog.=) 0
+                          THEN compresslab.recompress_next_xid(true) END;
+        pass_batches := 0;
         LOOP
             WHILE max_replay_lag IS NOT NULL AND EXISTS (
                     SELECT FROM pg_catalog.pg_stat_replication r WHERE r.replay_lag OPERATOR(pg_catalog.>) max_replay_lag) LOOP
@@ -262,14 +298,19 @@ BEGIN
                                                                 plan.batch_bytes, false) r;
             -- A pass ends at the block the table ended at when it began (the rows it rewrites
             -- land after it); another follows while the last one rewrote or skipped rows
-            -- (other sessions may have moved rows behind it), three at most.
+            -- (other sessions may have moved rows behind it), three at most; none if the pass
+            -- began in this CALL and no transaction but its batches (one ID each) took a
+            -- transaction ID since: no other session wrote the table meanwhile.
+            pass_batches := pass_batches OPERATOR(pg_catalog.+) 1;
             pass_end := CASE WHEN st.next_block OPERATOR(pg_catalog.=) 0 OR st.total_blocks OPERATOR(pg_catalog.=) 0
                              THEN b.total_blocks ELSE LEAST(st.total_blocks, b.total_blocks) END;
             at_end := b.next_block OPERATOR(pg_catalog.>=) pass_end;
+            quiet := at_end AND pass_mark IS NOT NULL
+                     AND compresslab.recompress_next_xid(false) OPERATOR(pg_catalog.=) (pass_mark OPERATOR(pg_catalog.+) pass_batches);
             finished := at_end AND (st.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped
-                                    OPERATOR(pg_catalog.=) 0 OR st.pass OPERATOR(pg_catalog.>=) 3);
+                                    OPERATOR(pg_catalog.=) 0 OR st.pass OPERATOR(pg_catalog.>=) 3 OR quiet);
             UPDATE compresslab.recompress_state s SET
-                next_block = CASE WHEN at_end AND NOT finished THEN 0 ELSE b.next_block END,
+                next_block = CASE WHEN at_end AND NOT finished THEN 0 ELSE LEAST(b.next_block, pass_end) END,
                 pass = s.pass OPERATOR(pg_catalog.+) CASE WHEN at_end AND NOT finished THEN 1 ELSE 0 END,
                 pass_changes = CASE WHEN at_end THEN 0
                                     ELSE s.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped END,
@@ -288,6 +329,10 @@ BEGIN
              WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name;
             COMMIT;
             mark := pg_catalog.clock_timestamp();
+            IF at_end AND NOT finished THEN
+                pass_mark := compresslab.recompress_next_xid(true);
+                pass_batches := 0;
+            END IF;
             wal_run := wal_run OPERATOR(pg_catalog.+) b.wal_bytes;
             n_read := n_read OPERATOR(pg_catalog.+) b.rows_examined;
             n_rewritten := n_rewritten OPERATOR(pg_catalog.+) b.rows_rewritten;

@@ -163,6 +163,9 @@ SELECT name, pg_temp.try(q) AS result FROM (VALUES
   ('a fixed-length column', $q$SELECT * FROM compresslab.recompress_batch('kinds', 'n', 'lz4', 0, 10, 100000, false)$q$)
 ) AS t(name, q);
 SELECT compresslab.fresh_copy(42) AS not_varlena, compresslab.fresh_copy('{"a": [1, {}]}'::jsonb) AS jsonb_as_is;
+-- outside a CALL, what its UPDATE calls copies and picks nothing
+SELECT compresslab.recompress_copy(42) AS not_varlena, compresslab.recompress_copy('[1]'::jsonb) AS copied,
+       compresslab.recompress_wanted('abc'::text, '(0,1)'::tid) AS wanted, compresslab.recompress_copied() AS copied_outside;
 DROP TABLE shared;
 REVOKE USAGE ON SCHEMA compresslab FROM recompress_nobody, recompress_reader, recompress_writer;
 DROP ROLE recompress_nobody, recompress_reader, recompress_writer;

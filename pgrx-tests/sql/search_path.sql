@@ -149,6 +149,8 @@ INSERT INTO calls VALUES
   ('fresh_copy',                 $q$SELECT compresslab.fresh_copy('abc'::pg_catalog.text), compresslab.fresh_copy(1)$q$),
   ('recompress (dry run)',       $q$CALL compresslab.recompress('public.docs', 'body', 'lz4', dry_run => true)$q$),
   ('recompress_pause',           $q$SELECT compresslab.recompress_pause(1000, 1.0, 2000.0)$q$),
+  ('recompress_wanted, _copy, _copied', $q$SELECT compresslab.recompress_wanted('abc'::pg_catalog.text, '(0,1)'::pg_catalog.tid), compresslab.recompress_copy('abc'::pg_catalog.text), compresslab.recompress_copied()$q$),
+  ('recompress_next_xid',        $q$SELECT compresslab.recompress_next_xid(true), compresslab.recompress_next_xid(false)$q$),
   ('pglz_compress',              $q$SELECT compresslab.pglz_compress(compresslab.synthetic('text', 5000))$q$),
   ('pglz_decompress',            $q$SELECT compresslab.pglz_decompress(compresslab.pglz_compress(compresslab.synthetic('text', 5000)), 5000)$q$),
   ('server_crc32c',              $q$SELECT compresslab.server_crc32c('\x000102'::pg_catalog.bytea)$q$),

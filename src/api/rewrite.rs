@@ -2,8 +2,9 @@
 //! online. The procedure itself is plpgsql (`rewrite.sql`: it COMMITs between batches, which a
 //! Rust function cannot); it calls these functions, each of which works in the caller's
 //! transaction: [`recompress_prepare`] checks the call and plans it, [`recompress_batch`]
-//! rewrites one batch (`crate::server::rewrite`), [`fresh_copy`] is the value each UPDATE
-//! writes, [`recompress_pause`] and [`recompress_estimate`] the throttle and the cost.
+//! rewrites one batch (`crate::server::rewrite`) with an UPDATE whose WHERE calls
+//! [`recompress_wanted`], which writes [`recompress_copy`] and returns [`recompress_copied`];
+//! [`fresh_copy`] is a fresh copy of any value, [`recompress_pause`] and [`recompress_estimate`] the throttle and the cost.
 
 use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::rewrite;
@@ -23,7 +24,17 @@ use crate::server::spi;
 extension_sql_file!(
     "rewrite.sql",
     name = "recompress",
-    requires = [fresh_copy, recompress_prepare, recompress_batch, recompress_pause, recompress_estimate]
+    requires = [
+        fresh_copy,
+        recompress_wanted,
+        recompress_copy,
+        recompress_copied,
+        recompress_next_xid,
+        recompress_prepare,
+        recompress_batch,
+        recompress_pause,
+        recompress_estimate
+    ]
 );
 
 /// `value` as a fresh copy of itself: a variable-length value detoasted (decompressed, fetched
@@ -41,6 +52,72 @@ fn fresh_copy(value: AnyElement) -> AnyElement {
         let copy = pg_sys::pg_detoast_datum_copy(value.datum().cast_mut_ptr());
         AnyElement::from_polymorphic_datum(pg_sys::Datum::from(copy), false, value.oid()).unwrap_or(value)
     }
+}
+
+/// Whether the UPDATE of a `recompress` batch rewrites `value`, of the row version at `ctid`
+/// (its WHERE): a new write would store it differently, and the batch has room for it. False
+/// outside `CALL compresslab.recompress`.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn recompress_wanted(value: AnyElement, ctid: pg_sys::ItemPointerData) -> bool {
+    is_varlena(value.oid()) && crate::server::rewrite::wanted(value.datum(), ctid)
+}
+
+/// The value the UPDATE of a `recompress` batch writes: a fresh copy of `value`, whose digest
+/// the batch keeps to check the value read back (outside `CALL compresslab.recompress`, the
+/// copy alone, as [`fresh_copy`]).
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn recompress_copy(value: AnyElement) -> AnyElement {
+    if !is_varlena(value.oid()) {
+        return value;
+    }
+    let copy = crate::server::rewrite::copy(value.datum());
+    // SAFETY: a non-NULL varlena of the argument's type (the batch checked the column).
+    unsafe { AnyElement::from_polymorphic_datum(copy, false, value.oid()) }.unwrap_or(value)
+}
+
+/// Called by the RETURNING of a `recompress` batch's UPDATE for each row version it wrote: the
+/// number of the digest of its value; NULL outside `CALL compresslab.recompress`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn recompress_copied() -> Option<i64> {
+    crate::server::rewrite::copied()
+}
+
+/// The next transaction ID PostgreSQL will assign (as a number); with `only_if_idle`, NULL
+/// unless every ID assigned so far belongs to a finished transaction. `recompress` reads it
+/// when a pass begins (idle) and when it ends: if no ID was assigned in between but one per
+/// batch of its own, no other session wrote the table (a write needs one), so no row moved
+/// behind the pass and no further pass is needed.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+fn recompress_next_xid(only_if_idle: bool) -> Option<i64> {
+    // SAFETY: inside a transaction; GetLatestSnapshot returns a static snapshot valid until the
+    // next call, whose counts and xmax are read at once.
+    unsafe {
+        let snapshot = &*pg_sys::GetLatestSnapshot();
+        let next = pg_sys::ReadNextFullTransactionId().value;
+        // no transaction in progress below xmax, and none assigned from xmax on
+        let idle = snapshot.xcnt == 0
+            && snapshot.subxcnt == 0
+            && !snapshot.suboverflowed
+            && snapshot.xmax.into_inner() == next as u32;
+        (idle || !only_if_idle).then_some(next as i64)
+    }
+}
+
+/// Whether values of type `oid` are variable-length (remembered for the last type asked: an
+/// UPDATE asks for one type each row).
+fn is_varlena(oid: pg_sys::Oid) -> bool {
+    thread_local! {
+        static LAST: std::cell::Cell<Option<(pg_sys::Oid, bool)>> = const { std::cell::Cell::new(None) };
+    }
+    LAST.with(|last| match last.get() {
+        Some((known, varlena)) if known == oid => varlena,
+        _ => {
+            // SAFETY: a catalog lookup of the argument's type.
+            let varlena = unsafe { pg_sys::get_typlen(oid) } == -1;
+            last.set(Some((oid, varlena)));
+            varlena
+        }
+    })
 }
 
 /// A column of a table as `recompress` needs it.

@@ -1,9 +1,10 @@
-//! What one batch of `compresslab.recompress` does to the server: reads a block range of a
-//! table, picks the values a new write would store differently
-//! ([`compresslab_core::rewrite::decide`]), rewrites each as a fresh copy of itself with an
-//! UPDATE that touches only the row version it read (its `ctid` and `xmin`: a row another
-//! session changed meanwhile is skipped, never overwritten), and reads each new version back to
-//! compare its digest, all in the caller's transaction. Row locks only.
+//! What one batch of `compresslab.recompress` does to the server: one UPDATE over a block
+//! range of a table that rewrites, as a fresh copy of itself, each value a new write would store
+//! differently ([`compresslab_core::rewrite::decide`], in its WHERE: [`wanted`]), then reads
+//! each new row version back as stored to compare it with the digest of the very row version it
+//! replaced (taken while copying it: [`copy`]), all in the caller's transaction. Row locks only.
+//! A row another session changed meanwhile is decided on and copied again in its newest version
+//! (PostgreSQL's EvalPlanQual), never overwritten with a value read earlier.
 
 use std::ffi::{c_char, CString};
 
@@ -22,6 +23,9 @@ unsafe extern "C-unwind" {
     /// compressed copy, or a NULL pointer where TOAST would store the value raw. Exported by
     /// the server; called through `pg_guard_ffi_boundary`, as it may raise an ERROR.
     fn toast_compress_datum(value: pg_sys::Datum, cmethod: c_char) -> pg_sys::Datum;
+    /// The method a stored value is compressed with: 0 pglz, 1 lz4, 2 none (what
+    /// `pg_column_compression` reads).
+    fn toast_get_compression_id(value: *mut pg_sys::varlena) -> std::ffi::c_int;
 }
 
 /// What to do: one batch of `column` of the table `relid` from `first_block`, of at most
@@ -56,12 +60,124 @@ pub struct BatchDone {
 /// What a pointer to the TOAST table takes in its row.
 const TOAST_POINTER_BYTES: usize = 18;
 
-/// A value picked for rewriting: where its row version is, and what it holds.
-struct Picked {
-    ctid: String,
-    xmin: String,
-    digest: Digest,
-    stored: i64,
+/// The batch this backend's UPDATE is rewriting: what [`wanted`] decides with and counts, and
+/// the digests [`copy`] took, one per new row version (`RETURNING ... recompress_copied()`).
+struct Rewriting {
+    rel: pg_sys::Relation,
+    method: String,
+    cmethod: c_char,
+    threshold: usize,
+    batch_rows: u32,
+    batch_bytes: i64,
+    /// The batch's blocks, `first..end`: only rows in them count towards its limits (a newest
+    /// version EvalPlanQual finds elsewhere is rewritten all the same).
+    first: u32,
+    end: u32,
+    examined: i64,
+    wanted: i64,
+    bytes: i64,
+    /// The block where the batch's rows or bytes were reached: rows after it are left to the
+    /// next batch, which starts at `next_block`.
+    stop_at: Option<u32>,
+    next_block: Option<u32>,
+    /// The digest of the value the last call of [`copy`] copied, and its stored size; taken by
+    /// [`copied`] once its row version is written (a copy EvalPlanQual redid replaces it).
+    pending: Option<(Digest, i64)>,
+    copied: Vec<(Digest, i64)>,
+}
+
+thread_local! {
+    static REWRITING: std::cell::RefCell<Option<Rewriting>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Clears the batch's state when the batch ends, or fails (an ERROR unwinds through it).
+struct RewritingGuard;
+
+impl Drop for RewritingGuard {
+    fn drop(&mut self) {
+        REWRITING.with_borrow_mut(|r| *r = None);
+    }
+}
+
+/// Whether the UPDATE of the batch rewrites the value `datum` of the row version at `ctid`:
+/// it is stored as a new write would not store it, and the batch has room for it (once its
+/// rows or bytes are reached, rows in later blocks wait for the next batch). Outside a batch:
+/// false.
+pub fn wanted(datum: pg_sys::Datum, ctid: pg_sys::ItemPointerData) -> bool {
+    check_for_interrupts!();
+    let block = (u32::from(ctid.ip_blkid.bi_hi) << 16) | u32::from(ctid.ip_blkid.bi_lo);
+    REWRITING.with_borrow_mut(|state| {
+        let Some(r) = state.as_mut() else { return false };
+        let in_range = block >= r.first && block < r.end;
+        if in_range && r.stop_at.is_some_and(|last| block > last) {
+            r.next_block = Some(r.next_block.map_or(block, |b| b.min(block)));
+            return false;
+        }
+        r.examined += 1;
+        let (external, size) = stored_form(datum);
+        let method = compression_of(datum);
+        let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED)
+            .then(|| tuple_length_at(r.rel, block, usize::from(ctid.ip_posid)))
+            .flatten();
+        let value = StoredValue { method, external, size, row_len };
+        match rewrite::decide(value, &r.method, r.threshold) {
+            Decision::Keep => return false,
+            Decision::TryCompress if examine(datum, r.cmethod, Decision::TryCompress, false).is_none() => return false,
+            _ => {}
+        }
+        r.wanted += 1;
+        // SAFETY: a non-NULL varlena as stored; only its header (or pointer) is read.
+        r.bytes += unsafe { pg_sys::toast_raw_datum_size(datum) }.saturating_sub(4) as i64;
+        if in_range && r.stop_at.is_none() && (r.wanted >= i64::from(r.batch_rows) || r.bytes >= r.batch_bytes) {
+            r.stop_at = Some(block);
+        }
+        true
+    })
+}
+
+/// `datum` as a fresh copy of itself (detoasted: decompressed, fetched from the TOAST table),
+/// the value the batch's UPDATE writes; the digest of its bytes is kept for [`copied`]. Called
+/// on the very row version the UPDATE replaces (again on the newest one under EvalPlanQual).
+/// Outside a batch: the copy alone.
+pub fn copy(datum: pg_sys::Datum) -> pg_sys::Datum {
+    let (_, stored) = stored_form(datum);
+    // SAFETY: a non-NULL varlena; pg_detoast_datum_copy returns a palloc'd plain copy in the
+    // caller's context, whose bytes are read here.
+    let (copy, digest) = unsafe {
+        let copy = pg_sys::pg_detoast_datum_copy(datum.cast_mut_ptr());
+        let len = pgrx::varlena::varsize_any_exhdr(copy);
+        let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(copy) as *const u8, len);
+        (copy, Digest::of(bytes))
+    };
+    REWRITING.with_borrow_mut(|state| {
+        if let Some(r) = state.as_mut() {
+            r.pending = Some((digest, stored as i64));
+        }
+    });
+    pg_sys::Datum::from(copy)
+}
+
+/// Called by RETURNING once a row version is written: the number (from 1) of the digest of
+/// the value it holds, which the batch compares with the value read back as stored. Outside a
+/// batch, or with no copy taken: None (the batch then fails).
+pub fn copied() -> Option<i64> {
+    REWRITING.with_borrow_mut(|state| {
+        let r = state.as_mut()?;
+        let taken = r.pending.take()?;
+        r.copied.push(taken);
+        Some(r.copied.len() as i64)
+    })
+}
+
+/// The method a stored value is compressed with (`pglz`, `lz4`), None if uncompressed.
+fn compression_of(datum: pg_sys::Datum) -> Option<&'static str> {
+    // SAFETY: a non-NULL varlena as stored; only its header (or pointer) is read.
+    let id = unsafe { toast_get_compression_id(datum.cast_mut_ptr()) };
+    match id {
+        0 => Some("pglz"),
+        1 => Some("lz4"),
+        _ => None,
+    }
 }
 
 pub fn run_batch(spec: &BatchSpec) -> BatchDone {
@@ -78,12 +194,10 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
     }
     let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
     let cmethod = ToastCompression::from_setting(spec.method).map_or(b'p', ToastCompression::attcompression) as c_char;
-    let (picked, next_block) = pick(&rel, &table, spec, end, cmethod, &mut done);
-    done.next_block = next_block;
-    if !spec.dry_run && !picked.is_empty() {
-        // SAFETY: rd_rel is valid for an open relation.
-        let owner = unsafe { (*rel.rd_rel).relowner };
-        rewrite_picked(&table, spec.column, owner, &picked, &mut done);
+    if spec.dry_run {
+        done.next_block = pick(&rel, &table, spec, end, cmethod, &mut done);
+    } else {
+        rewrite_range(&rel, &table, spec, end, cmethod, &mut done);
     }
     done.wal_total = wal_written();
     done
@@ -116,27 +230,21 @@ fn row_threshold(rel: &PgRelation) -> usize {
     TOAST_TUPLE_THRESHOLD.max(target)
 }
 
-/// The values of blocks `spec.first_block..end` a new write would change, in physical order,
-/// up to the batch's rows and bytes (the block where a limit is reached is read to its end),
-/// and the block the next batch starts at. Counts what it read into `done`.
-fn pick(
-    rel: &PgRelation,
-    table: &str,
-    spec: &BatchSpec,
-    end: u64,
-    cmethod: c_char,
-    done: &mut BatchDone,
-) -> (Vec<Picked>, u64) {
+/// A dry run's batch: counts into `done` the values of blocks `spec.first_block..end` a new
+/// write would change, in physical order, up to the batch's rows and bytes (the block where a
+/// limit is reached is read to its end), and what rewriting them would store and write. Returns
+/// the block the next batch starts at.
+fn pick(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmethod: c_char, done: &mut BatchDone) -> u64 {
     let col = quote_identifier(spec.column);
     let query = format!(
-        "SELECT t.ctid::pg_catalog.text, t.xmin::pg_catalog.text, t.{col}, pg_catalog.pg_column_compression(t.{col}) \
+        "SELECT t.ctid::pg_catalog.text, t.{col}, pg_catalog.pg_column_compression(t.{col}) \
            FROM ONLY {table} t \
           WHERE t.ctid OPERATOR(pg_catalog.>=) $1::pg_catalog.tid AND t.ctid OPERATOR(pg_catalog.<) $2::pg_catalog.tid \
             AND t.{col} IS NOT NULL \
           ORDER BY t.ctid"
     );
     let threshold = row_threshold(rel);
-    let (mut picked, mut bytes, mut stop_at) = (Vec::new(), 0i64, None::<u64>);
+    let (mut picked, mut bytes, mut stop_at) = (0u32, 0i64, None::<u64>);
     let mut next_block = end;
     Spi::connect(|_| {
         let plan = kept_plan(&query, &[pg_sys::TEXTOID, pg_sys::TEXTOID]);
@@ -152,8 +260,8 @@ fn pick(
                     break;
                 }
             }
-            let Some(datum) = column(row, 3) else { continue };
-            let method = text_column(row, 4);
+            let Some(datum) = column(row, 2) else { continue };
+            let method = text_column(row, 3);
             done.examined += 1;
             let (external, size) = stored_form(datum);
             let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED)
@@ -164,25 +272,146 @@ fn pick(
             if decision == Decision::Keep {
                 continue;
             }
-            let Some((digest, after)) = examine(datum, cmethod, decision, spec.dry_run) else { continue };
-            if spec.dry_run {
-                done.bytes_before += size as i64;
-                done.bytes_after += after as i64;
-                done.rewritten += 1;
-                // the rest of the row is written again too: its length but this value's
-                let row = tuple_length(rel, &ctid).unwrap_or(0);
-                let rest = row.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
-                done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
-            }
+            let Some((digest, after)) = examine(datum, cmethod, decision, true) else { continue };
+            done.bytes_before += size as i64;
+            done.bytes_after += after as i64;
+            done.rewritten += 1;
+            // the rest of the row is written again too: its length but this value's
+            let row = tuple_length(rel, &ctid).unwrap_or(0);
+            let rest = row.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
+            done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
             bytes += digest.len as i64;
-            let xmin = text_column(row, 2).unwrap_or_default();
-            picked.push(Picked { ctid, xmin, digest, stored: size as i64 });
-            if stop_at.is_none() && (picked.len() as u32 >= spec.batch_rows || bytes >= spec.batch_bytes) {
+            picked += 1;
+            if stop_at.is_none() && (picked >= spec.batch_rows || bytes >= spec.batch_bytes) {
                 stop_at = Some(block);
             }
         }
     });
-    (picked, next_block)
+    next_block
+}
+
+/// A batch's rewrite: one UPDATE of blocks `spec.first_block..end` that writes a fresh copy of
+/// each value [`wanted`] picks, then each new row version read back as stored: its value must
+/// hold the digest [`copy`] took of the value of the version it replaced. Counts into `done`.
+///
+/// A superuser rewriting another role's table runs the UPDATE as that role, in a
+/// security-restricted operation (as PostgreSQL runs VACUUM and ANALYZE): the table's index
+/// expressions, constraints and triggers are its owner's code, which must not run with a
+/// superuser's rights when the advice's CALL is pasted. The statement is prepared first, as
+/// the caller (names are looked up then).
+fn rewrite_range(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmethod: c_char, done: &mut BatchDone) {
+    let col = quote_identifier(spec.column);
+    // A TID range scan of the batch's blocks; under EvalPlanQual (a row updated meanwhile) the
+    // WHERE and the copy are evaluated again on the row's newest version.
+    let update = format!(
+        "UPDATE ONLY {table} t SET {col} = compresslab.recompress_copy(t.{col}) \
+          WHERE t.ctid OPERATOR(pg_catalog.>=) $1::pg_catalog.tid AND t.ctid OPERATOR(pg_catalog.<) $2::pg_catalog.tid \
+            AND compresslab.recompress_wanted(t.{col}, t.ctid) \
+         RETURNING t.ctid, compresslab.recompress_copied()"
+    );
+    let name = CString::new(spec.column).unwrap_or_else(|_| corrupted(table, "has a column name with a NUL byte"));
+    // SAFETY: a catalog lookup of an open relation's column.
+    let attnum = i32::from(unsafe { pg_sys::get_attnum(spec.relid, name.as_ptr()) });
+    if attnum <= 0 {
+        report(PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN, format!("{table} has no column {col}"), None)
+    }
+    REWRITING.with_borrow_mut(|state| {
+        *state = Some(Rewriting {
+            rel: rel.as_ptr(),
+            method: spec.method.to_string(),
+            cmethod,
+            threshold: row_threshold(rel),
+            batch_rows: spec.batch_rows,
+            batch_bytes: spec.batch_bytes,
+            first: spec.first_block.min(u64::from(u32::MAX)) as u32,
+            end: end.min(u64::from(u32::MAX)) as u32,
+            examined: 0,
+            wanted: 0,
+            bytes: 0,
+            stop_at: None,
+            next_block: None,
+            pending: None,
+            copied: Vec::new(),
+        })
+    });
+    let _clear = RewritingGuard;
+    // SAFETY: rd_rel is valid for an open relation.
+    let owner = unsafe { (*rel.rd_rel).relowner };
+    // (the new row version, the number of its copy's digest)
+    let mut written: Vec<(pg_sys::ItemPointerData, i64)> = Vec::new();
+    Spi::connect(|_| {
+        let plan = kept_plan(&update, &[pg_sys::TEXTOID, pg_sys::TEXTOID]);
+        let bounds = [format!("({},0)", spec.first_block), format!("({end},0)")];
+        let as_owner = AsOwner::enter(owner);
+        let rows = execute(plan, &bounds.map(|b| b.into_datum()), false);
+        drop(as_owner);
+        for row in 0..rows {
+            let Some(tid) = column(row, 1) else { corrupted(table, "is missing") };
+            // SAFETY: a non-NULL tid, passed by reference.
+            let tid = unsafe { *tid.cast_mut_ptr::<pg_sys::ItemPointerData>() };
+            let Some(n) = typed_column::<i64>(row, 2) else { corrupted(table, "is missing") };
+            written.push((tid, n));
+        }
+    });
+    let Some(state) = REWRITING.with_borrow_mut(|state| state.take()) else { corrupted(table, "is missing") };
+    if state.copied.len() != written.len() {
+        corrupted(table, "is missing")
+    }
+    let mut seen = vec![false; written.len()];
+    for (tid, n) in written {
+        check_for_interrupts!();
+        let Some(at) = usize::try_from(n - 1).ok().filter(|&i| i < seen.len() && !seen[i]) else {
+            corrupted(table, "is read back twice")
+        };
+        seen[at] = true;
+        let (digest, size) = stored_digest(rel, tid, attnum).unwrap_or_else(|what| corrupted(table, what));
+        let (was, stored) = &state.copied[at];
+        if digest != *was {
+            corrupted(table, "reads back different bytes")
+        }
+        done.rewritten += 1;
+        done.bytes_before += stored;
+        done.bytes_after += size as i64;
+    }
+    done.examined += state.examined;
+    done.skipped += (state.wanted - done.rewritten).max(0);
+    done.next_block = state.next_block.map_or(end, |b| u64::from(b).min(end));
+}
+
+/// The digest and `pg_column_size` of column `attnum` of the row version at `tid` as stored,
+/// read as this transaction sees it (it wrote it).
+fn stored_digest(rel: &PgRelation, tid: pg_sys::ItemPointerData, attnum: i32) -> Result<(Digest, usize), &'static str> {
+    // SAFETY: heap_fetch reads the tuple at `tid` of an open, locked relation; with keep_buf
+    // its buffer stays pinned (if it found a tuple) while the value, which may point into the
+    // page, is read, then is released. An ERROR in between releases it at the abort.
+    unsafe {
+        let mut tuple: pg_sys::HeapTupleData = std::mem::zeroed();
+        tuple.t_self = tid;
+        let mut buffer: pg_sys::Buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        let found = pg_sys::heap_fetch(
+            rel.as_ptr(),
+            std::ptr::addr_of_mut!(pg_sys::SnapshotSelfData),
+            &mut tuple,
+            &mut buffer,
+            true,
+        );
+        let result = if !found {
+            Err("is missing")
+        } else {
+            let mut isnull = false;
+            let datum = pg_sys::heap_getattr(&mut tuple, attnum, (*rel.as_ptr()).rd_att, &mut isnull);
+            if isnull {
+                Err("reads back as NULL")
+            } else {
+                let (_, size) = stored_form(datum);
+                examine(datum, 0, Decision::Rewrite, false).map(|(digest, _)| (digest, size)).ok_or("cannot be read")
+            }
+        };
+        if buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::ReleaseBuffer(buffer);
+        }
+        result
+    }
 }
 
 /// Whether a stored value is a pointer to the TOAST table, and its `pg_column_size`.
@@ -233,13 +462,17 @@ fn examine(datum: pg_sys::Datum, cmethod: c_char, decision: Decision, dry_run: b
 fn tuple_length(rel: &PgRelation, ctid: &str) -> Option<usize> {
     let inner = ctid.strip_prefix('(')?.strip_suffix(')')?;
     let (block, offset) = inner.split_once(',')?;
-    let (block, offset): (u32, usize) = (block.parse().ok()?, offset.parse().ok()?);
+    tuple_length_at(rel.as_ptr(), block.parse().ok()?, offset.parse().ok()?)
+}
+
+/// The length of the row version at (`block`, `offset`) of `rel`, as [`tuple_length`].
+fn tuple_length_at(rel: pg_sys::Relation, block: u32, offset: usize) -> Option<usize> {
     // SAFETY: the relation is open and locked and the block below its size (a row was just
     // read from it); the buffer is pinned and share-locked while the page is read, then
     // released.
     unsafe {
         let buffer = pg_sys::ReadBufferExtended(
-            rel.as_ptr(),
+            rel,
             pg_sys::ForkNumber::MAIN_FORKNUM,
             block,
             pg_sys::ReadBufferMode::RBM_NORMAL,
@@ -257,83 +490,6 @@ fn tuple_length(rel: &PgRelation, ctid: &str) -> Option<usize> {
         let item = item?;
         ((item >> 15) & 0x3 == pg_sys::LP_NORMAL).then_some((item >> 17) as usize)
     }
-}
-
-/// Rewrites the picked values as fresh copies of themselves in one UPDATE, each only in the
-/// row version it was read from (a row another session changed meanwhile fails the `ctid` and
-/// `xmin` test and is skipped), then reads each new version back: it must hold the digest of
-/// the value picked from the version it replaced (RETURNING names the picked row of each).
-///
-/// A superuser rewriting another role's table runs the UPDATE as that role, in a
-/// security-restricted operation (as PostgreSQL runs VACUUM and ANALYZE): the table's index
-/// expressions, constraints and triggers are its owner's code, which must not run with a
-/// superuser's rights when the advice's CALL is pasted. The statement is prepared first, as
-/// the caller (names are looked up then).
-fn rewrite_picked(table: &str, column_name: &str, owner: pg_sys::Oid, picked: &[Picked], done: &mut BatchDone) {
-    let col = quote_identifier(column_name);
-    // A join with the picked (ctid, xmin) pairs: a TID scan per pair (the generic plan), where
-    // `ctid = ANY (...)` with the pair's xmin looked up by array_position() cost a batch of n
-    // rows n²/2 comparisons. Under EvalPlanQual (a row updated meanwhile) the xmin test fails.
-    let update = format!(
-        "UPDATE ONLY {table} t SET {col} = compresslab.fresh_copy(t.{col}) \
-           FROM ROWS FROM (pg_catalog.unnest($1::pg_catalog.text[]::pg_catalog.tid[]), \
-                           pg_catalog.unnest($2::pg_catalog.text[]::pg_catalog.xid[])) WITH ORDINALITY AS p(ctid, xmin, n) \
-          WHERE t.ctid OPERATOR(pg_catalog.=) p.ctid AND t.xmin OPERATOR(pg_catalog.=) p.xmin \
-         RETURNING p.n, t.ctid::pg_catalog.text"
-    );
-    let read_back = format!(
-        "SELECT p.n, t.{col} \
-           FROM pg_catalog.unnest($1::pg_catalog.text[]::pg_catalog.tid[]) WITH ORDINALITY AS p(ctid, n) \
-           JOIN ONLY {table} t ON t.ctid OPERATOR(pg_catalog.=) p.ctid"
-    );
-    let ctids: Vec<String> = picked.iter().map(|p| p.ctid.clone()).collect();
-    let xmins: Vec<String> = picked.iter().map(|p| p.xmin.clone()).collect();
-    Spi::connect(|_| {
-        let update = kept_plan(&update, &[pg_sys::TEXTARRAYOID, pg_sys::TEXTARRAYOID]);
-        let read_back = kept_plan(&read_back, &[pg_sys::TEXTARRAYOID]);
-        let as_owner = AsOwner::enter(owner);
-        let updated = execute(update, &[ctids.into_datum(), xmins.into_datum()], false);
-        // (index into picked, its new row version)
-        let mut rewritten: Vec<(usize, String)> = (0..updated)
-            .filter_map(|row| {
-                let n = typed_column::<i64>(row, 1)?;
-                Some((usize::try_from(n - 1).ok().filter(|&i| i < picked.len())?, text_column(row, 2)?))
-            })
-            .collect();
-        drop(as_owner);
-        if rewritten.len() as u64 != updated {
-            corrupted(table, "is missing")
-        }
-        done.skipped += (picked.len() - rewritten.len()) as i64;
-        let new_ctids: Vec<String> = rewritten.iter_mut().map(|(_, ctid)| std::mem::take(ctid)).collect();
-        let rows = execute(read_back, &[new_ctids.into_datum()], false);
-        let mut seen = vec![false; rewritten.len()];
-        for row in 0..rows {
-            check_for_interrupts!();
-            let Some(at) = typed_column::<i64>(row, 1)
-                .and_then(|n| usize::try_from(n - 1).ok())
-                .filter(|&i| i < rewritten.len() && !seen[i])
-            else {
-                corrupted(table, "is read back twice")
-            };
-            seen[at] = true;
-            let Some(datum) = column(row, 2) else { corrupted(table, "reads back as NULL") };
-            let (_, size) = stored_form(datum);
-            let Some((digest, _)) = examine(datum, 0, Decision::Rewrite, false) else {
-                corrupted(table, "cannot be read")
-            };
-            let was = &picked[rewritten[at].0];
-            if digest != was.digest {
-                corrupted(table, "reads back different bytes")
-            }
-            done.rewritten += 1;
-            done.bytes_before += was.stored;
-            done.bytes_after += size as i64;
-        }
-        if seen.iter().any(|s| !s) {
-            corrupted(table, "is missing")
-        }
-    });
 }
 
 /// Statements planned once per backend, generically (for any value of their parameters), and
