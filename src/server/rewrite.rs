@@ -16,6 +16,7 @@ use pgrx::{FromDatum, IntoDatum, PgRelation, PgSqlErrorCode};
 
 use super::names::{quote_identifier, relation_name};
 use super::pages::relation_blocks;
+use super::sampling::compression_method;
 use crate::errors::report;
 
 unsafe extern "C-unwind" {
@@ -23,9 +24,6 @@ unsafe extern "C-unwind" {
     /// compressed copy, or a NULL pointer where TOAST would store the value raw. Exported by
     /// the server; called through `pg_guard_ffi_boundary`, as it may raise an ERROR.
     fn toast_compress_datum(value: pg_sys::Datum, cmethod: c_char) -> pg_sys::Datum;
-    /// The method a stored value is compressed with: 0 pglz, 1 lz4, 2 none (what
-    /// `pg_column_compression` reads).
-    fn toast_get_compression_id(value: *mut pg_sys::varlena) -> std::ffi::c_int;
 }
 
 /// What to do: one batch of `column` of the table `relid` from `first_block`, of at most
@@ -115,7 +113,7 @@ pub fn wanted(datum: pg_sys::Datum, ctid: pg_sys::ItemPointerData) -> bool {
         }
         r.examined += 1;
         let (external, size) = stored_form(datum);
-        let method = compression_of(datum);
+        let method = compression_method(datum);
         let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED)
             .then(|| tuple_length_at(r.rel, block, usize::from(ctid.ip_posid)))
             .flatten();
@@ -167,17 +165,6 @@ pub fn copied() -> Option<i64> {
         r.copied.push(taken);
         Some(r.copied.len() as i64)
     })
-}
-
-/// The method a stored value is compressed with (`pglz`, `lz4`), None if uncompressed.
-fn compression_of(datum: pg_sys::Datum) -> Option<&'static str> {
-    // SAFETY: a non-NULL varlena as stored; only its header (or pointer) is read.
-    let id = unsafe { toast_get_compression_id(datum.cast_mut_ptr()) };
-    match id {
-        0 => Some("pglz"),
-        1 => Some("lz4"),
-        _ => None,
-    }
 }
 
 pub fn run_batch(spec: &BatchSpec) -> BatchDone {

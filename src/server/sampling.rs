@@ -132,13 +132,13 @@ unsafe extern "C-unwind" {
 const TOAST_PGLZ_COMPRESSION_ID: u32 = 0;
 const TOAST_LZ4_COMPRESSION_ID: u32 = 1;
 
-/// The compression method of a stored varlena, None when it is not compressed.
-fn compression_method(datum: pg_sys::Datum) -> Option<String> {
+/// The compression method of a stored varlena (`pglz`, `lz4`), None when it is not compressed.
+pub(crate) fn compression_method(datum: pg_sys::Datum) -> Option<&'static str> {
     // SAFETY: a non-NULL varlena of a tuple as stored; the server reads its header (and, for a
     // TOAST pointer, the pointer) only.
     match unsafe { toast_get_compression_id(datum.cast_mut_ptr()) } {
-        TOAST_PGLZ_COMPRESSION_ID => Some("pglz".into()),
-        TOAST_LZ4_COMPRESSION_ID => Some("lz4".into()),
+        TOAST_PGLZ_COMPRESSION_ID => Some("pglz"),
+        TOAST_LZ4_COMPRESSION_ID => Some("lz4"),
         _ => None,
     }
 }
@@ -475,7 +475,7 @@ impl BlockSampler {
                     storage: *storage,
                     raw,
                     size,
-                    method: compression_method(datum),
+                    method: compression_method(datum).map(String::from),
                     external,
                 });
             }
