@@ -1,0 +1,3 @@
+-- compresslab 0.7.0 -> 0.8.0: the SQL surface has not changed since 0.7.0 (commit 4e56c47).
+-- pgrx-tests/t/upgrade.sh compares an updated database with a fresh install and lists what
+-- this script must add, drop or change once it does.
