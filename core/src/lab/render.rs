@@ -326,7 +326,8 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
         svg.push_str(&format!(
             "<text class=\"legend-source\" x=\"{}\" y=\"{ly:.1}\">{}</text>\n",
             legend_x + 18.0,
-            xml_text(&shorten(source, 34))
+            // within the image: "pgbench_accounts pages (hole removed)" ran past its edge
+            xml_text(&shorten_to_width(source, 12.0, W - legend_x - 18.0 - 4.0))
         ));
     }
     ly += 28.0;
@@ -394,6 +395,17 @@ fn shorten(text: &str, max: usize) -> String {
     } else {
         text.chars().take(max - 1).chain(std::iter::once('…')).collect()
     }
+}
+
+/// `text` shortened (with an ellipsis) to no wider than `width` at `font_size`, by [`text_width`].
+fn shorten_to_width(text: &str, font_size: f64, width: f64) -> String {
+    let mut max = text.chars().count();
+    let mut short = text.to_string();
+    while max > 1 && text_width(&short, font_size) > width {
+        max -= 1;
+        short = shorten(text, max);
+    }
+    short
 }
 
 #[cfg(test)]
@@ -495,6 +507,14 @@ mod tests {
             assert!(svg.contains(&format!(">{source}</text>")), "{source}");
         }
         assert_eq!(svg.matches("class=\"legend-method\"").count(), 6, "zstd 1 and zstd 9 share a colour");
+        // a long source name is shortened to end inside the image (12 px font)
+        let long = "pgbench_accounts pages (hole removed)";
+        let svg_long = svg_chart(&crowded(&[long], &methods), "ratio vs speed");
+        let shown = svg_long.split("class=\"legend-source\" x=\"").nth(1).unwrap();
+        let (x, rest) = shown.split_once('"').unwrap();
+        let text = rest.split_once('>').unwrap().1.split_once("</text>").unwrap().0;
+        assert!(text.ends_with('…') && text.len() < long.len(), "{text}");
+        assert!(x.parse::<f64>().unwrap() + text_width(text, 12.0) <= 960.0, "{x} {text}");
         // the sources' points are three shapes: a circle, a square and a triangle
         assert_eq!(svg.matches("<circle class=\"marker\"").count(), 7 + 1);
         assert_eq!(svg.matches("<rect class=\"marker\"").count(), 7 + 1);
