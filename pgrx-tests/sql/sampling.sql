@@ -46,26 +46,7 @@ CREATE TABLE s_events (id int, body bytea) WITH (fillfactor = 10);
 INSERT INTO s_events SELECT i, piece(CASE WHEN i <= 1000 THEN 'text' ELSE 'exe' END, i) FROM generate_series(1, 1500) i;
 ANALYZE s_text, s_exe, s_gz, s_json, s_mixed, s_events;
 
--- A copy of the table with `col` under `method`, every value written anew (`|| ''`), and the
--- bytes pg_column_size then reports for `col` (as in toast_advice.sql).
-CREATE FUNCTION rewritten(src regclass, col name, method text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-  copy text := src::text || '_' || method;
-  bytes bigint;
-BEGIN
-  EXECUTE format('CREATE TABLE %I (LIKE %s INCLUDING ALL)', copy, src);
-  EXECUTE format('ALTER TABLE %I ALTER COLUMN %I SET COMPRESSION %s', copy, col, method);
-  EXECUTE format('INSERT INTO %I SELECT id, %I || %L FROM %s', copy, col, '', src);
-  EXECUTE format('SELECT sum(pg_column_size(%I)) FROM %I', col, copy) INTO bytes;
-  EXECUTE format('DROP TABLE %I', copy);
-  RETURN bytes;
-END $$;
-CREATE FUNCTION stored_now(src regclass, col name) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE bytes bigint;
-BEGIN
-  EXECUTE format('SELECT sum(pg_column_size(%I)) FROM %s', col, src) INTO bytes;
-  RETURN bytes;
-END $$;
+\ir include/rewritten.sql
 
 CREATE TEMP TABLE advice AS SELECT * FROM compresslab.advise('3 s', verbose => true) WHERE area = 'toast';
 -- each method's figure and interval from the basis: {estimate, low, high} (a table read

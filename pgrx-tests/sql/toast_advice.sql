@@ -27,26 +27,7 @@ INSERT INTO k_wide SELECT i, repeat('note ' || i || ' ', 150 + i % 200), compres
   FROM generate_series(1, 300) i;
 ANALYZE k_text, k_binary, k_heap, k_random, k_wide;  -- not numbers: a table without statistics
 
--- A copy of the table with `col` under `method`, every variable-length value written anew
--- (`|| ''`: INSERT ... SELECT alone would keep the compressed datums as they are); the bytes
--- pg_column_size then reports for `col`.
-CREATE FUNCTION rewritten(src regclass, col name, method text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-  copy text := src::text || '_' || method;
-  cols text;
-  bytes bigint;
-BEGIN
-  EXECUTE format('CREATE TABLE %I (LIKE %s INCLUDING ALL)', copy, src);
-  EXECUTE format('ALTER TABLE %I ALTER COLUMN %I SET COMPRESSION %s', copy, col, method);
-  SELECT string_agg(CASE atttypid WHEN 'text'::regtype THEN format('%I || %L', attname, '')
-                                  WHEN 'bytea'::regtype THEN format('%I || %L::bytea', attname, '')
-                                  ELSE quote_ident(attname) END, ', ' ORDER BY attnum)
-    INTO cols FROM pg_attribute WHERE attrelid = src AND attnum > 0 AND NOT attisdropped;
-  EXECUTE format('INSERT INTO %I SELECT %s FROM %s', copy, cols, src);
-  EXECUTE format('SELECT sum(pg_column_size(%I)) FROM %I', col, copy) INTO bytes;
-  EXECUTE format('DROP TABLE %I', copy);
-  RETURN bytes;
-END $$;
+\ir include/rewritten.sql
 
 -- (verbose: every column its own row; by default, columns under 1 MB are one row, see the end)
 CREATE TEMP TABLE advice AS SELECT * FROM compresslab.advise('120 s', verbose => true) WHERE area = 'toast';
@@ -66,12 +47,6 @@ SELECT target, recommended, apply_sql IS NOT NULL AS changes, round(saving_perce
   FROM predicted JOIN advice USING (target, recommended, saving_percent) ORDER BY target;
 -- every prediction within 2% of the rewrite, and the bytes now within 2% of the table (the
 -- real and the predicted bytes are shown where not)
-CREATE FUNCTION stored_now(src regclass, col name) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE bytes bigint;
-BEGIN
-  EXECUTE format('SELECT sum(pg_column_size(%I)) FROM %s', col, src) INTO bytes;
-  RETURN bytes;
-END $$;
 CREATE FUNCTION within_2_percent(predicted bigint, measured bigint) RETURNS text LANGUAGE sql AS $$
   SELECT CASE WHEN abs(predicted - measured)::float8 / measured < 0.02 THEN 'ok' ELSE format($f$%s predicted, %s measured$f$, predicted, measured) END
 $$;

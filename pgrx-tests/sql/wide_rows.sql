@@ -14,22 +14,6 @@ ANALYZE wide;
 SET client_min_messages = warning;
 SELECT target, recommended IS NOT NULL AS advised
   FROM compresslab.advise('5 s', verbose => true) WHERE target = 'public.wide.c1';
--- A copy of the table with `col` under `method`, every value written anew (`|| ''`); the bytes
--- pg_column_size then reports for `col`.
-CREATE FUNCTION rewritten(src regclass, col name, method text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-  copy text := src::text || '_' || method;
-  cols text;
-  bytes bigint;
-BEGIN
-  EXECUTE format('CREATE TABLE %I (LIKE %s)', copy, src);
-  EXECUTE format('ALTER TABLE %I ALTER COLUMN %I SET COMPRESSION %s', copy, col, method);
-  SELECT string_agg(format('%I || %L', attname, ''), ', ' ORDER BY attnum)
-    INTO cols FROM pg_attribute WHERE attrelid = src AND attnum > 0 AND NOT attisdropped;
-  EXECUTE format('INSERT INTO %I SELECT %s FROM %s', copy, cols, src);
-  EXECUTE format('SELECT sum(pg_column_size(%I)) FROM %I', col, copy) INTO bytes;
-  EXECUTE format('DROP TABLE %I', copy);
-  RETURN bytes;
-END $$;
+\ir include/rewritten.sql
 SELECT method, values, abs(stored_bytes - rewritten('wide', 'c1600', method))::float8 / rewritten('wide', 'c1600', method) < 0.02 AS within_2_percent
   FROM compresslab.estimate_toast_compression('wide', 'c1600') ORDER BY 1;

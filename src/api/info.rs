@@ -7,6 +7,7 @@ use compresslab_core::versions::{dotted, locked_version, zstd_version_number};
 use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, EnvelopeMethod};
 use pgrx::prelude::*;
 
+use crate::server::activity::setting;
 use crate::server::versions::{server_lz4, server_zstd, LoadedLibrary};
 
 /// The extension's version: this crate's, which is the control file's `default_version` (the
@@ -18,12 +19,6 @@ fn version() -> &'static str {
 
 /// The server's version (`server_version`) and `server_version_num`.
 fn postgres_version() -> (String, String) {
-    let setting = |name: &str| {
-        crate::server::spi::select_one::<String>("SELECT pg_catalog.current_setting($1)", &[name.into()])
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-    };
     (setting("server_version"), setting("server_version_num"))
 }
 
