@@ -58,9 +58,9 @@ COMMENT ON TYPE compresslab.wal_compression_estimate IS 'Full-page images under 
 -- compresslab_core::scenarios::toast::ToastRow: estimate_toast_compression.
 CREATE TYPE compresslab.toast_compression_estimate AS (
     method text, "values" bigint, compressed_values bigint, raw_bytes bigint, stored_bytes bigint,
-    ratio float8, compress_mbps float8, decompress_mbps float8
+    ratio float8, compress_mbps float8, decompress_mbps float8, stored_bytes_low bigint, stored_bytes_high bigint
 );
-COMMENT ON TYPE compresslab.toast_compression_estimate IS 'A column under one TOAST compression method: values, values kept compressed, raw and stored bytes (pg_column_size), ratio, compression and decompression speed';
+COMMENT ON TYPE compresslab.toast_compression_estimate IS 'A column under one TOAST compression method: values, values kept compressed, raw and stored bytes (pg_column_size), ratio, compression and decompression speed, the 95% interval of the stored bytes (equal to them where every row was read)';
 
 -- compresslab_core::scenarios::wal::WalWhatIfRow: wal_whatif.
 CREATE TYPE compresslab.wal_whatif_row AS (

@@ -124,6 +124,7 @@ fn estimate_toast_compression(
     let round = |e: Estimate| e.total.round() as i64;
     let (values, raw) = (round(blocks.rows()), round(blocks.raw()));
     let mut intervals = Vec::new();
+    let whole = blocks.whole();
     let estimates: Vec<toast::ToastRow> = codecs
         .iter_mut()
         .enumerate()
@@ -131,8 +132,13 @@ fn estimate_toast_compression(
             let speed =
                 toast::estimate(&timing, sampler.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise();
             let stored = blocks.method(i);
-            if let (Some(low), Some(high)) = (stored.low, stored.high) {
-                intervals.push(format!("{name} {}..{}", low.round(), high.round()));
+            let (low, high) = match (stored.low, stored.high) {
+                _ if whole => (Some(round(stored)), Some(round(stored))),
+                (Some(low), Some(high)) => (Some(low.round() as i64), Some(high.round() as i64)),
+                _ => (None, None),
+            };
+            if let (false, Some(low), Some(high)) = (whole, low, high) {
+                intervals.push(format!("{name} {low}..{high}"));
             }
             toast::ToastRow {
                 values,
@@ -140,6 +146,8 @@ fn estimate_toast_compression(
                 raw_bytes: raw,
                 stored_bytes: round(stored),
                 ratio: if stored.total > 0.0 { raw as f64 / stored.total } else { 1.0 },
+                stored_bytes_low: low,
+                stored_bytes_high: high,
                 ..speed
             }
         })

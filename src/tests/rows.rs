@@ -67,6 +67,8 @@ mod tests {
             ratio: 0.5,
             compress_mbps: 1.0,
             decompress_mbps: 1.0,
+            stored_bytes_low: Some(2),
+            stored_bytes_high: Some(2),
         };
         let layout = compresslab_core::scenarios::wal::layout::WalLayout::new(16 << 20);
         let whatif = compresslab_core::scenarios::wal::WalWhatIf::new(

@@ -341,6 +341,8 @@ mod tests {
             ratio: 1.0,
             compress_mbps,
             decompress_mbps: compress_mbps * 4.0,
+            stored_bytes_low: None,
+            stored_bytes_high: None,
         }
     }
 

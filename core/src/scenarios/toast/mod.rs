@@ -68,6 +68,11 @@ pub struct ToastRow {
     pub ratio: f64,
     pub compress_mbps: f64,
     pub decompress_mbps: f64,
+    /// The 95% interval of `stored_bytes` where it is scaled up from a sample of the table's
+    /// blocks; both equal `stored_bytes` where every value was read, both None where the
+    /// sample was a single block.
+    pub stored_bytes_low: Option<i64>,
+    pub stored_bytes_high: Option<i64>,
 }
 
 /// What TOAST would store for `values` (one column's values; `row_overhead` bytes of the rest
@@ -103,6 +108,8 @@ pub fn estimate(
         ratio: if stored > 0 { raw as f64 / stored as f64 } else { 1.0 },
         compress_mbps: speed.compress_mbps,
         decompress_mbps,
+        stored_bytes_low: Some(stored as i64),
+        stored_bytes_high: Some(stored as i64),
     })
 }
 
