@@ -44,6 +44,20 @@ pub trait Codec {
         let dst = unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
         self.decompress(src, dst, tick)
     }
+    /// The longest slice this codec takes, and why, where one call of it on a longer one
+    /// could not be cancelled (the server's C `pglz_compress`): the lab leaves the codec out
+    /// of a slice size with a longer slice, saying so. None: any length.
+    fn max_slice(&self) -> Option<(usize, &'static str)> {
+        None
+    }
+    /// Wall and CPU seconds to add to what the calling thread measured around this codec's
+    /// calls since the last time asked (then reset): a codec that runs a long call on another
+    /// thread (the server's C code, so that the backend answers cancel meanwhile) adds that
+    /// thread's time in the call and takes off the caller's own around it (copies, waiting),
+    /// so that the lab's figures are the call's alone.
+    fn take_time_elsewhere(&mut self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
 }
 
 /// Compress `src` with `codec` into `scratch` (resized fallibly to the codec's bound), for
