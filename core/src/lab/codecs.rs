@@ -61,14 +61,20 @@ pub trait Codec {
 }
 
 /// Compress `src` with `codec` into `scratch` (resized fallibly to the codec's bound), for
-/// callers that keep one output at a time.
-pub fn compress_to_vec(codec: &mut dyn Codec, src: &[u8], scratch: &mut Vec<u8>) -> Result<Option<usize>> {
+/// callers that keep one output at a time; `tick` is the codec's (long values check for
+/// cancel there).
+pub fn compress_to_vec(
+    codec: &mut dyn Codec,
+    src: &[u8],
+    scratch: &mut Vec<u8>,
+    tick: &mut dyn FnMut(),
+) -> Result<Option<usize>> {
     let bound = codec.compress_bound(src.len());
     if scratch.len() < bound {
         try_reserve(scratch, bound - scratch.len(), "compressed output")?;
         scratch.resize(bound, 0);
     }
-    codec.compress(src, scratch, &mut || ())
+    codec.compress(src, scratch, tick)
 }
 
 /// The codec of one of our methods; a server method is an error here: the extension builds
@@ -245,7 +251,7 @@ pub(crate) mod tests {
             let mut codec = codec(info.name);
             assert_eq!(codec.spec().kind, info.kind);
             let mut packed = Vec::new();
-            let n = compress_to_vec(codec.as_mut(), &data, &mut packed).unwrap().expect(info.name);
+            let n = compress_to_vec(codec.as_mut(), &data, &mut packed, &mut || ()).unwrap().expect(info.name);
             assert!(n <= codec.compress_bound(data.len()), "{}", info.name);
             let mut out = vec![0u8; data.len()];
             codec.decompress(&packed[..n], &mut out, &mut || ()).unwrap();
@@ -279,7 +285,7 @@ pub(crate) mod tests {
     fn refusal_is_none_and_damage_is_an_error() {
         let mut pglz = codec("pglz");
         let mut scratch = Vec::new();
-        assert_eq!(compress_to_vec(pglz.as_mut(), b"short", &mut scratch).unwrap(), None);
+        assert_eq!(compress_to_vec(pglz.as_mut(), b"short", &mut scratch, &mut || ()).unwrap(), None);
         let mut out = [0u8; 10];
         assert!(matches!(pglz.decompress(b"\x02\x61\x00\x00", &mut out, &mut || ()), Err(CodecError::Corrupt(_))));
     }
