@@ -55,6 +55,18 @@ SELECT name,
        compresslab.server_zstd_decompress(compresslab.zstd_compress(data, 3), length(data)) = data AS server_zstd_reads_ours,
        compresslab.zstd_decompress(compresslab.server_zstd_compress(data, 19)) = data AS we_read_servers_zstd
   FROM samples ORDER BY name;
+-- Over 16 MiB the server's liblz4 and pglz_decompress run on a worker thread over copies of
+-- their own: the same bytes as on the backend's thread.
+WITH v AS MATERIALIZED (SELECT compresslab.synthetic('text', 20000000, 3) AS d)
+SELECT compresslab.server_lz4_compress(d) = compresslab.lz4_compress(d) AS lz4_same_bytes,
+       compresslab.server_lz4_decompress(compresslab.lz4_compress(d), length(d)) = d AS server_lz4_reads_ours,
+       compresslab.server_pglz_decompress(compresslab.pglz_compress(d), length(d)) = d AS server_pglz_reads_ours,
+       compresslab.server_pglz_decompress(compresslab.pglz_compress(d), 17000000, false)
+         = substr(d, 1, 17000000) AS server_pglz_prefix,
+       (SELECT pg_catalog.count(*) FROM pg_catalog.generate_series(1, 3)
+         WHERE compresslab.server_lz4_decompress(compresslab.server_lz4_compress(d), length(d)) = d) AS three_round_trips
+  FROM v;
+SELECT compresslab.server_lz4_decompress(substr(compresslab.lz4_compress(compresslab.synthetic('text', 20000000, 3)), 1, 9000000), 20000000);
 -- checksums: check values over '123456789', PostgreSQL 18's crc32c('abc'), continuation
 SELECT to_hex(compresslab.crc32c('123456789'::bytea)) AS crc32c,
        to_hex(compresslab.crc32('123456789'::bytea)) AS crc32,

@@ -22,6 +22,12 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('pglz', 'raw size ends in last tag', $q$SELECT compresslab.pglz_decompress(pglz, 700) FROM good$q$),
   ('pglz', 'raw size ends in last tag (server)', $q$SELECT compresslab.server_pglz_decompress(pglz, 700) FROM good$q$),
   ('pglz', 'prefix without check_complete', $q$SELECT compresslab.pglz_decompress(pglz, 700, false) FROM good$q$),
+  -- one call of the server's pglz_compress, which a cancel waits for, takes at most 4 MiB
+  -- (512 KiB under another strategy): 54000 above, with a hint naming our encoder
+  ('pglz', '4 MiB (server)',      $q$SELECT compresslab.server_pglz_compress(compresslab.synthetic('text', 4194304))$q$),
+  ('pglz', 'over 4 MiB (server)', $q$SELECT compresslab.server_pglz_compress(compresslab.synthetic('text', 4194305))$q$),
+  ('pglz', '512 KiB, always (server)', $q$SELECT compresslab.server_pglz_compress(compresslab.synthetic('text', 524288), 'always')$q$),
+  ('pglz', 'over 512 KiB, always (server)', $q$SELECT compresslab.server_pglz_compress(compresslab.synthetic('text', 524289), 'always')$q$),
   ('pglz', 'raw size too large',  $q$SELECT compresslab.pglz_decompress(pglz, 801) FROM good$q$),
   ('pglz', 'truncated input',     $q$SELECT compresslab.pglz_decompress(substr(pglz, 1, length(pglz) - 1), 800) FROM good$q$),
   ('pglz', 'negative raw size',   $q$SELECT compresslab.pglz_decompress(pglz, -1) FROM good$q$),
@@ -81,6 +87,8 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('arguments', 'a view (estimate_toast_compression)', $q$SELECT compresslab.estimate_toast_compression('a_view', 'body')$q$)
 ) AS cases(codec, name, q)
 ORDER BY codec, name;
+-- the hint of the server's pglz_compress over its bound
+SELECT compresslab.server_pglz_compress(compresslab.synthetic('text', 4194305)) IS NULL;
 -- after all that the backend is still here
 SELECT 'still alive' AS status;
 -- A cancelled call inside Rust code, on a server started with RUST_BACKTRACE=1

@@ -8,10 +8,13 @@ use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, EnvelopeMeth
 use pgrx::prelude::*;
 
 use crate::bytea::ResultBytea;
-use crate::errors::{checked_raw_size, raise, OrRaise};
+use pgrx::PgSqlErrorCode;
+
+use crate::errors::{checked_raw_size, raise, report, OrRaise};
 use crate::gucs;
-use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress_uninit};
+use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress_uninit, c_pglz_max_input};
 use crate::server::check_interrupts;
+use crate::server::off_thread::Elsewhere;
 
 /// Compress `data` into compresslab's self-describing format with the method of the
 /// `compresslab.method` setting (and `compresslab.zstd_level` for zstd): STABLE, since it
@@ -197,10 +200,29 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
     )
 }
 
-/// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks).
+/// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks), on at most
+/// 4 MiB under the default strategy, 512 KiB under any other: a cancel waits for one call, and
+/// it cannot run on a thread of its own (`c_codecs::c_pglz_max_input`).
 #[pg_extern(immutable, strict, parallel_safe)]
 fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = Strategy::parse(strategy).or_raise();
+    let max = c_pglz_max_input(&strategy);
+    if data.len() > max {
+        let under =
+            if strategy == Strategy::DEFAULT { "the default strategy" } else { "a strategy other than the default" };
+        report(
+            PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "server_pglz_compress takes at most {max} bytes under {under}, got {}: one call of the \
+                 server's pglz_compress cannot be cancelled",
+                data.len()
+            ),
+            Some(
+                "compresslab.pglz_compress writes the same bytes as the server's pglz_compress, with the same \
+                  strategy, and answers cancel.",
+            ),
+        );
+    }
     ResultBytea::within_bound_or_none(pglz::max_output(data.len()), |room| c_pglz_compress(data, room, &strategy))
 }
 
@@ -260,7 +282,10 @@ fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultByte
 fn server_pglz_decompress(data: &[u8], raw_size: i32, check_complete: default!(bool, true)) -> ResultBytea {
     let room = pglz::decodable_room(data.len(), checked_raw_size(raw_size), check_complete).or_raise();
     let mut out = ResultBytea::unwritten(room);
-    match c_pglz_decompress_uninit(data, out.room(), check_complete, &mut Vec::new()).or_raise() {
+    let tick = &mut check_interrupts;
+    match c_pglz_decompress_uninit(data, out.room(), check_complete, &mut Vec::new(), tick, &mut Elsewhere::default())
+        .or_raise()
+    {
         // SAFETY: the C decoder wrote the n bytes it returns.
         Some(n) => unsafe { out.written(n) },
         None => raise(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data as corrupt")),

@@ -20,7 +20,7 @@ use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::relations::RegClass;
 use crate::server::sampling::WHOLE_TABLE_BLOCKS;
 use crate::server::versions::toast_built_with;
-use crate::server::{sampling, PgHooks};
+use crate::server::{check_interrupts, sampling, PgHooks};
 
 /// Estimate the WAL bytes of full-page images of a relation's pages (NULL: every permanent
 /// relation of this database; superuser only) under each wal_compression setting: hole
@@ -86,7 +86,7 @@ fn estimate_toast_compression(
     let mut read = |first: u64, last: u64| {
         let mut totals = BlockTotals::default();
         sampler.read_range(first, last, usize::MAX, deadline, |value, row| {
-            let stored = toast::toasted_anew(&value, &row, &mut codecs).or_raise();
+            let stored = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
             let sizes: Vec<i64> = stored.iter().map(|s| s.size as i64).collect();
             let compressed: Vec<bool> = stored.iter().map(|s| s.compressed).collect();
             totals.add(value.len(), row.attributes.get(row.column).map_or(0, |a| a.size), &sizes);

@@ -303,7 +303,9 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
         let mut block_methods: Vec<Option<String>> = Vec::new();
         let end = sampler.read_block(block, value_cap, deadline, |value, row| {
             let payload = Payload::new(column.target.clone(), vec![value]);
-            let stored = toast::stored_per_row(&payload, std::slice::from_ref(&row), &mut codecs).or_raise();
+            let stored =
+                toast::stored_per_row(&payload, std::slice::from_ref(&row), &mut codecs, &mut check_interrupts)
+                    .or_raise();
             let value = payload.pieces.into_iter().next().unwrap_or_default();
             let now = row.attributes.get(row.column);
             totals.add(value.len(), now.map_or(0, |a| a.size), &stored);

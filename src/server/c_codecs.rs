@@ -3,10 +3,15 @@
 //! liblz4 and libzstd it has loaded. Our own zstd is statically linked under the same symbol
 //! names, so the server's libraries are reached through `dlsym` on the already-loaded shared
 //! objects. [`build`] makes any method of the registry, ours or the server's.
+//!
+//! So that a cancel never waits for one long C call: liblz4's calls and `pglz_decompress` on
+//! more than [`off_thread::THRESHOLD`] bytes run on a worker thread (`off_thread.rs`);
+//! `pglz_compress`, which is not thread-safe, is given at most [`c_pglz_max_input`] bytes.
 
 use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 
+use compresslab_core::clock::Timer;
 use compresslab_core::error::{try_reserve, Result};
 use compresslab_core::lab::codecs;
 use compresslab_core::lab::Codec;
@@ -17,6 +22,7 @@ use compresslab_core::CodecError;
 
 use super::c_zstd::ServerZstd;
 use super::loaded::loaded_symbol;
+use super::off_thread::{self, Elsewhere};
 
 type Crc32cFn = unsafe extern "C" fn(crc: u32, data: *const c_void, len: usize) -> u32;
 
@@ -28,9 +34,32 @@ unsafe extern "C" {
     fn pg_comp_crc32c_sb8(crc: u32, data: *const c_void, len: usize) -> u32;
 }
 
+/// The most bytes one call of the server's `pglz_compress` is given under the default
+/// strategy, and under any other. It keeps its history in static arrays, so it cannot run on
+/// a worker thread, and a cancel waits for it: these bounds keep one call within about a
+/// quarter of a second of CPU on the worst shape of data measured, 16 MB of random bytes
+/// over 0x00 and 0x80 (its history chains are long, its matches short):
+/// `scripts/bench/c_call_bounds.sh --pglz-shapes` (2 CPUs, load 2.3) took 65 ns a byte under
+/// the default strategy (4 MiB: 0.27 s) and 380 ns under `always` or
+/// `match_size_good=273,match_size_drop=0` (512 KiB: 0.20 s); English-like text 22 ns.
+pub const C_PGLZ_MAX_INPUT: usize = 4 << 20;
+/// See [`C_PGLZ_MAX_INPUT`].
+pub const C_PGLZ_MAX_INPUT_OTHER_STRATEGY: usize = 512 << 10;
+
+/// The most bytes one call of the server's `pglz_compress` is given under `strategy`.
+pub fn c_pglz_max_input(strategy: &Strategy) -> usize {
+    if *strategy == Strategy::DEFAULT {
+        C_PGLZ_MAX_INPUT
+    } else {
+        C_PGLZ_MAX_INPUT_OTHER_STRATEGY
+    }
+}
+
 /// The server's `pglz_compress` into the front of `dst`, which must hold at least
-/// `PGLZ_MAX_OUTPUT(src.len())` = `src.len() + 4` bytes; None where it returns -1.
+/// `PGLZ_MAX_OUTPUT(src.len())` = `src.len() + 4` bytes; None where it returns -1. `src` is
+/// at most [`c_pglz_max_input`] bytes.
 pub fn c_pglz_compress(src: &[u8], dst: &mut [u8], strategy: &Strategy) -> Option<usize> {
+    assert!(src.len() <= c_pglz_max_input(strategy), "pglz_compress is given at most c_pglz_max_input bytes");
     let slen = i32::try_from(src.len()).ok()?;
     assert!(dst.len() >= pglz::max_output(src.len()), "pglz_compress needs PGLZ_MAX_OUTPUT bytes");
     // SAFETY: dest has at least PGLZ_MAX_OUTPUT(slen) bytes (asserted above), the bound
@@ -52,27 +81,54 @@ pub fn c_pglz_decompress(
     padded: &mut Vec<u8>,
 ) -> Result<Option<usize>> {
     // SAFETY: the C decoder writes only initialised bytes.
-    c_pglz_decompress_uninit(src, unsafe { as_uninit_mut(dst) }, check_complete, padded)
+    let dst = unsafe { as_uninit_mut(dst) };
+    c_pglz_decompress_uninit(src, dst, check_complete, padded, &mut || (), &mut Elsewhere::default())
 }
 
 /// [`c_pglz_decompress`] into memory that need not be initialised: the C decoder only writes
 /// it (it copies a match only from bytes it has written), and its first n bytes are written
-/// when it returns n.
+/// when it returns n. On more than [`off_thread::THRESHOLD`] bytes of output the call runs
+/// on a worker, `tick` (which checks for cancel) called while it runs, its time counted in
+/// `elsewhere`.
 pub fn c_pglz_decompress_uninit(
     src: &[u8],
     dst: &mut [MaybeUninit<u8>],
     check_complete: bool,
     padded: &mut Vec<u8>,
+    tick: &mut dyn FnMut(),
+    elsewhere: &mut Elsewhere,
 ) -> Result<Option<usize>> {
     let slen = i32::try_from(src.len()).map_err(|_| CodecError::too_large("pglz input over 2 GB"))?;
+    let rawsize = i32::try_from(dst.len()).map_err(|_| CodecError::too_large("pglz output over 2 GB"))?;
+    if dst.len() > off_thread::THRESHOLD {
+        let timer = Timer::start();
+        // The worker's copy of the input carries the 4 spare zero bytes.
+        let input = off_thread::copy_in(src, 4, tick)?;
+        let mut output = off_thread::output(dst.len())?;
+        let done = off_thread::run(tick, move || {
+            // SAFETY: output has room for rawsize bytes; the source over-read stays within the
+            // 4 padding bytes; both buffers belong to this thread alone.
+            let n = unsafe {
+                pglz_decompress(input.as_ptr().cast(), slen, output.as_mut_ptr().cast(), rawsize, check_complete)
+            };
+            if n >= 0 {
+                // SAFETY: the decoder wrote the n bytes it returns, within the capacity.
+                unsafe { output.set_len(n as usize) };
+            }
+            (n, output)
+        })?;
+        let (n, output) = &done.value;
+        off_thread::copy_out(&mut dst[..output.len()], output, tick);
+        let n = *n;
+        elsewhere.add(timer.stop(), &done);
+        return Ok((n >= 0).then_some(n as usize));
+    }
     padded.clear();
     try_reserve(padded, src.len() + 4, "a copy of the input")?;
     padded.extend_from_slice(src);
     padded.extend_from_slice(&[0; 4]);
     // SAFETY: dst has rawsize bytes; the source over-read stays within the 4 padding bytes.
-    let n = unsafe {
-        pglz_decompress(padded.as_ptr().cast(), slen, dst.as_mut_ptr().cast(), dst.len() as i32, check_complete)
-    };
+    let n = unsafe { pglz_decompress(padded.as_ptr().cast(), slen, dst.as_mut_ptr().cast(), rawsize, check_complete) };
     Ok((n >= 0).then_some(n as usize))
 }
 
@@ -93,10 +149,8 @@ pub fn c_crc32c_sb8(previous: u32, data: &[u8]) -> u32 {
 /// built here where its symbols are reached; ours from the core.
 pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
     Ok(match spec.kind {
-        MethodKind::ServerPglz => Box::new(ServerPglz { spec: *spec, strategy: Strategy::DEFAULT, padded: Vec::new() }),
-        MethodKind::ServerPglzAlways => {
-            Box::new(ServerPglz { spec: *spec, strategy: Strategy::ALWAYS, padded: Vec::new() })
-        }
+        MethodKind::ServerPglz => Box::new(ServerPglz::new(*spec, Strategy::DEFAULT)),
+        MethodKind::ServerPglzAlways => Box::new(ServerPglz::new(*spec, Strategy::ALWAYS)),
         MethodKind::ServerLz4 => Box::new(ServerLz4::load()?),
         MethodKind::ServerZstd => Box::new(ServerZstd::load(*spec)?),
         _ => codecs::build(spec)?,
@@ -107,6 +161,13 @@ struct ServerPglz {
     spec: MethodSpec,
     strategy: Strategy,
     padded: Vec<u8>,
+    elsewhere: Elsewhere,
+}
+
+impl ServerPglz {
+    fn new(spec: MethodSpec, strategy: Strategy) -> ServerPglz {
+        ServerPglz { spec, strategy, padded: Vec::new(), elsewhere: Elsewhere::default() }
+    }
 }
 
 impl Codec for ServerPglz {
@@ -116,17 +177,33 @@ impl Codec for ServerPglz {
     fn compress_bound(&self, len: usize) -> usize {
         pglz::max_output(len)
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+    /// Above [`c_pglz_max_input`] (a whole value the TOAST estimates size; the lab leaves
+    /// such slices out, `max_slice`), compresslab's own encoder, which writes the same bytes
+    /// and checks for cancel.
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        if src.len() > c_pglz_max_input(&self.strategy) {
+            return Ok(pglz::compress_to_ticking(src, dst, &self.strategy, false, tick));
+        }
         Ok(c_pglz_compress(src, dst, &self.strategy))
+    }
+    fn max_slice(&self) -> Option<(usize, &'static str)> {
+        Some((
+            c_pglz_max_input(&self.strategy),
+            "one call of PostgreSQL's pglz_compress is given here (a cancel would wait for it); \
+             compresslab's pglz (pglz_always for server_pglz_always) writes the same bytes",
+        ))
+    }
+    fn take_time_elsewhere(&mut self) -> (f64, f64) {
+        self.elsewhere.take()
     }
     fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
         // SAFETY: the C decoder writes only initialised bytes.
         self.decompress_uninit(src, unsafe { as_uninit_mut(dst) }, tick)
     }
-    fn decompress_uninit(&mut self, src: &[u8], dst: &mut [MaybeUninit<u8>], _tick: &mut dyn FnMut()) -> Result<()> {
+    fn decompress_uninit(&mut self, src: &[u8], dst: &mut [MaybeUninit<u8>], tick: &mut dyn FnMut()) -> Result<()> {
         // The copy into a padded buffer is part of what the C decoder needs to be safe; it is
         // small next to decoding and keeps the comparison honest about safety.
-        match c_pglz_decompress_uninit(src, dst, true, &mut self.padded)? {
+        match c_pglz_decompress_uninit(src, dst, true, &mut self.padded, tick, &mut self.elsewhere)? {
             Some(n) if n == dst.len() => Ok(()),
             _ => Err(CodecError::corrupt("PostgreSQL's pglz_decompress rejected the data")),
         }
@@ -139,6 +216,7 @@ type Lz4DecompressFn = unsafe extern "C" fn(*const c_char, *mut c_char, i32, i32
 struct ServerLz4 {
     compress: Lz4CompressFn,
     decompress: Lz4DecompressFn,
+    elsewhere: Elsewhere,
 }
 
 impl ServerLz4 {
@@ -155,6 +233,7 @@ impl ServerLz4 {
                     lib,
                     c"LZ4_decompress_safe",
                 )?),
+                elsewhere: Elsewhere::default(),
             })
         }
     }
@@ -167,12 +246,36 @@ impl Codec for ServerLz4 {
     fn compress_bound(&self, len: usize) -> usize {
         len + len / 255 + 16 // LZ4_COMPRESSBOUND
     }
-    fn compress(&mut self, src: &[u8], dst: &mut [u8], _tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+    /// On more than [`off_thread::THRESHOLD`] bytes, on a worker thread.
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
         let (Ok(slen), Ok(capacity)) = (i32::try_from(src.len()), i32::try_from(dst.len())) else {
             return Err(CodecError::too_large("liblz4 takes at most 2 GB at once"));
         };
-        // SAFETY: LZ4_compress_default writes at most dstCapacity bytes and reads srcSize.
-        let n = unsafe { (self.compress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), slen, capacity) };
+        let n = if src.len() > off_thread::THRESHOLD {
+            let timer = Timer::start();
+            let input = off_thread::copy_in(src, 0, tick)?;
+            let mut output = off_thread::output(dst.len())?;
+            let compress = self.compress;
+            let done = off_thread::run(tick, move || {
+                // SAFETY: LZ4_compress_default writes at most dstCapacity bytes (the output's
+                // capacity) and reads srcSize (the input's length); both buffers belong to this
+                // thread alone.
+                let n = unsafe { compress(input.as_ptr().cast(), output.as_mut_ptr().cast(), slen, capacity) };
+                if n > 0 {
+                    // SAFETY: liblz4 wrote the n bytes it returns, within the capacity.
+                    unsafe { output.set_len(n as usize) };
+                }
+                output
+            })?;
+            let n = done.value.len();
+            // SAFETY: initialised bytes seen as possibly uninitialised, only written to.
+            off_thread::copy_out(unsafe { as_uninit_mut(&mut dst[..n]) }, &done.value, tick);
+            self.elsewhere.add(timer.stop(), &done);
+            n as i32
+        } else {
+            // SAFETY: LZ4_compress_default writes at most dstCapacity bytes and reads srcSize.
+            unsafe { (self.compress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), slen, capacity) }
+        };
         if n <= 0 {
             return Err(CodecError::invalid("liblz4's LZ4_compress_default failed"));
         }
@@ -182,16 +285,44 @@ impl Codec for ServerLz4 {
         // SAFETY: liblz4 writes only initialised bytes.
         self.decompress_uninit(src, unsafe { as_uninit_mut(dst) }, tick)
     }
-    fn decompress_uninit(&mut self, src: &[u8], dst: &mut [MaybeUninit<u8>], _tick: &mut dyn FnMut()) -> Result<()> {
-        // SAFETY: LZ4_decompress_safe never writes past dstCapacity nor reads past srcSize, and
-        // reads of its output only from what it wrote (so dst may be uninitialised); it
-        // returns dstCapacity only when it wrote all of it.
-        let n = unsafe {
-            (self.decompress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), src.len() as i32, dst.len() as i32)
+    /// On more than [`off_thread::THRESHOLD`] bytes of output, on a worker thread.
+    fn decompress_uninit(&mut self, src: &[u8], dst: &mut [MaybeUninit<u8>], tick: &mut dyn FnMut()) -> Result<()> {
+        let (Ok(slen), Ok(capacity)) = (i32::try_from(src.len()), i32::try_from(dst.len())) else {
+            return Err(CodecError::too_large("liblz4 takes at most 2 GB at once"));
+        };
+        let n = if dst.len() > off_thread::THRESHOLD {
+            let timer = Timer::start();
+            let input = off_thread::copy_in(src, 0, tick)?;
+            let mut output = off_thread::output(dst.len())?;
+            let decompress = self.decompress;
+            let done = off_thread::run(tick, move || {
+                // SAFETY: as below, on buffers that belong to this thread alone: the output's
+                // capacity is dstCapacity.
+                let n = unsafe { decompress(input.as_ptr().cast(), output.as_mut_ptr().cast(), slen, capacity) };
+                if n == capacity {
+                    // SAFETY: liblz4 returns dstCapacity only when it wrote all of it.
+                    unsafe { output.set_len(n as usize) };
+                }
+                output
+            })?;
+            let n = done.value.len();
+            if n == dst.len() {
+                off_thread::copy_out(dst, &done.value, tick);
+            }
+            self.elsewhere.add(timer.stop(), &done);
+            n as i32
+        } else {
+            // SAFETY: LZ4_decompress_safe never writes past dstCapacity nor reads past srcSize,
+            // and reads of its output only from what it wrote (so dst may be uninitialised); it
+            // returns dstCapacity only when it wrote all of it.
+            unsafe { (self.decompress)(src.as_ptr().cast(), dst.as_mut_ptr().cast(), slen, capacity) }
         };
         if n as usize != dst.len() {
             return Err(CodecError::corrupt("liblz4 rejected the block"));
         }
         Ok(())
+    }
+    fn take_time_elsewhere(&mut self) -> (f64, f64) {
+        self.elsewhere.take()
     }
 }

@@ -8,6 +8,7 @@ pub mod c_zstd;
 pub mod files;
 pub mod loaded;
 pub mod names;
+pub mod off_thread;
 pub mod pages;
 pub mod privileges;
 pub mod relations;

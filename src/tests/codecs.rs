@@ -48,6 +48,26 @@ mod tests {
         assert!(compared > 40, "only {compared} payloads compressed");
     }
 
+    /// A worker of `off_thread` runs with every signal blocked, so that the backend's SIGINT,
+    /// SIGTERM and SIGALRM reach the backend's thread alone, whose own mask is left as it was.
+    #[pg_test]
+    fn c_call_workers_block_every_signal_and_leave_the_backends_mask() {
+        fn blocked(signals: &[i32]) -> Vec<bool> {
+            // SAFETY: sigset_t is plain data.
+            let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+            // SAFETY: reads this thread's mask into a sigset_t we own (a null set changes nothing).
+            unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) };
+            // SAFETY: a sigset_t pthread_sigmask filled in.
+            signals.iter().map(|&s| unsafe { libc::sigismember(&mask, s) } == 1).collect()
+        }
+        const SIGNALS: [i32; 5] = [libc::SIGINT, libc::SIGTERM, libc::SIGALRM, libc::SIGUSR1, libc::SIGQUIT];
+        let before = blocked(&SIGNALS);
+        let done = crate::server::off_thread::run(&mut || (), || blocked(&SIGNALS)).unwrap();
+        assert_eq!(done.value, [true; 5], "the worker blocks every signal");
+        assert_eq!(blocked(&SIGNALS), before, "the backend's mask is restored");
+        assert!(!before[0], "the backend takes SIGINT");
+    }
+
     #[pg_test]
     fn sql_pglz_functions_agree_with_the_servers() {
         let text = bytes("SELECT convert_to(repeat('PostgreSQL pglz interop ', 200), 'UTF8')");

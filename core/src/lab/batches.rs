@@ -30,6 +30,8 @@ pub struct Merged {
     slice_sizes: Vec<usize>,
     /// Slice size major: cell `k * methods + i` is slice size `k`, method `i`.
     cells: Vec<Measurement>,
+    /// Cells left out ([`Merged::leave_out`]): no row.
+    left_out: Vec<bool>,
 }
 
 impl Merged {
@@ -38,7 +40,14 @@ impl Merged {
             methods: methods.to_vec(),
             slice_sizes: slice_sizes.to_vec(),
             cells: vec![Measurement::default(); methods.len() * slice_sizes.len()],
+            left_out: vec![false; methods.len() * slice_sizes.len()],
         }
+    }
+
+    /// Leave out method `i` at slice size number `k` (a batch it could not measure): that
+    /// cell gives no row. Whether it was left out already.
+    pub fn leave_out(&mut self, k: usize, i: usize) -> bool {
+        std::mem::replace(&mut self.left_out[k * self.methods.len() + i], true)
     }
 
     /// Merge one batch's measurements of slice size number `k`, one per method in order.
@@ -55,7 +64,10 @@ impl Merged {
         let mut rows = Vec::with_capacity(self.cells.len());
         for (i, spec) in self.methods.iter().enumerate() {
             for (k, &slice_size) in self.slice_sizes.iter().enumerate() {
-                rows.push(self.cells[k * self.methods.len() + i].row(source, spec, slice_size));
+                let cell = k * self.methods.len() + i;
+                if !self.left_out[cell] {
+                    rows.push(self.cells[cell].row(source, spec, slice_size));
+                }
             }
         }
         rows
@@ -134,9 +146,41 @@ pub fn run_batches(
             );
             hooks.progress(&format!("{what} ({}%)", k * 100 / opts.slice_sizes.len()));
             let mut codecs = opts.methods.iter().map(&mut *build).collect::<Result<Vec<_>>>()?;
-            let mut refs: Vec<&mut dyn Codec> = codecs.iter_mut().map(|c| c.as_mut() as &mut dyn Codec).collect();
+            let mut measurements = vec![Measurement::default(); codecs.len()];
+            let longest = batch.pieces.iter().map(|p| if slice_size == 0 { p.len() } else { p.len().min(slice_size) });
+            let longest = longest.max().unwrap_or(0);
+            // A codec that cannot take this batch's longest slice is left out of this slice
+            // size, once, with a note; the others are measured.
+            let mut measured = Vec::with_capacity(codecs.len());
+            for (i, codec) in codecs.iter().enumerate() {
+                match codec.max_slice() {
+                    Some((max, why)) if longest > max => {
+                        if !merged.leave_out(k, i) {
+                            hooks.progress(&format!(
+                                "{source}: {} left out on {} slices: a slice of {longest} bytes is more than \
+                                 the {max} bytes {why}",
+                                codec.spec().label(),
+                                slice_words(slice_size),
+                            ));
+                        }
+                    }
+                    _ => measured.push(i),
+                }
+            }
+            let mut refs: Vec<&mut dyn Codec> = codecs
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| measured.contains(i))
+                .map(|(_, c)| c.as_mut() as &mut dyn Codec)
+                .collect();
             let mut paced = Paced::new(hooks, what, every);
-            merged.add(k, &measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut paced)?);
+            if !refs.is_empty() {
+                let done = measure_codecs(&batch, slice_size, &mut refs, opts.iterations, &mut paced)?;
+                for (i, m) in measured.into_iter().zip(done) {
+                    measurements[i] = m;
+                }
+            }
+            merged.add(k, &measurements);
         }
     }
     // No batch (an empty relation): no rows, rather than rows of nothing.
@@ -243,6 +287,50 @@ mod tests {
         let o = opts(&["server_lz4"], &[0]);
         let err = run_payload(&o, Payload::new("e", pieces()), &mut build, &mut NoHooks).unwrap_err();
         assert!(err.message().contains("server"), "{err}");
+    }
+
+    /// lz4 as a codec that takes slices of at most 5,000 bytes.
+    struct Limited(Box<dyn Codec>);
+    impl Codec for Limited {
+        fn spec(&self) -> MethodSpec {
+            self.0.spec()
+        }
+        fn compress_bound(&self, len: usize) -> usize {
+            self.0.compress_bound(len)
+        }
+        fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+            assert!(src.len() <= 5000, "a slice longer than max_slice reached the codec");
+            self.0.compress(src, dst, tick)
+        }
+        fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+            self.0.decompress(src, dst, tick)
+        }
+        fn max_slice(&self) -> Option<(usize, &'static str)> {
+            Some((5000, "it takes"))
+        }
+    }
+
+    #[test]
+    fn a_codec_is_left_out_of_a_slice_size_longer_than_it_takes_with_a_note() {
+        let o = opts(&["lz4", "pglz"], &[2048, 0]);
+        let mut build_limited = |spec: &MethodSpec| -> Result<Box<dyn Codec>> {
+            let codec = build(spec)?;
+            Ok(if spec.kind == crate::registry::MethodKind::Lz4 { Box::new(Limited(codec)) } else { codec })
+        };
+        let mut log = Log::default();
+        // Pieces of 12,000, 3,000 and 9,000 bytes, in two batches: lz4 on whole pieces is left
+        // out (once, at the first batch whose longest piece is too long), pglz measured.
+        let mut batches = [pieces()[..2].to_vec(), pieces()[2..].to_vec()].into_iter().map(|p| Payload::new("l", p));
+        let rows = run_batches(&o, "l", || Ok(batches.next()), &mut build_limited, &mut log, Duration::from_secs(3600))
+            .unwrap();
+        let cells: Vec<(&str, i32)> = rows.iter().map(|r| (r.method.as_str(), r.slice_size)).collect();
+        assert_eq!(cells, [("lz4", 2048), ("pglz", 2048), ("pglz", 0)]);
+        assert!(rows.iter().all(|r| r.raw_bytes == 24_000), "{rows:?}");
+        let notes: Vec<&String> = log.0.iter().filter(|m| m.contains("left out")).collect();
+        assert_eq!(
+            notes,
+            ["l: lz4 left out on whole slices: a slice of 12000 bytes is more than the 5000 bytes it takes"]
+        );
     }
 
     #[derive(Default)]

@@ -44,17 +44,37 @@ pub trait Codec {
         let dst = unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
         self.decompress(src, dst, tick)
     }
+    /// The longest slice this codec takes, and why, where one call of it on a longer one
+    /// could not be cancelled (the server's C `pglz_compress`): the lab leaves the codec out
+    /// of a slice size with a longer slice, saying so. None: any length.
+    fn max_slice(&self) -> Option<(usize, &'static str)> {
+        None
+    }
+    /// Wall and CPU seconds to add to what the calling thread measured around this codec's
+    /// calls since the last time asked (then reset): a codec that runs a long call on another
+    /// thread (the server's C code, so that the backend answers cancel meanwhile) adds that
+    /// thread's time in the call and takes off the caller's own around it (copies, waiting),
+    /// so that the lab's figures are the call's alone.
+    fn take_time_elsewhere(&mut self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
 }
 
 /// Compress `src` with `codec` into `scratch` (resized fallibly to the codec's bound), for
-/// callers that keep one output at a time.
-pub fn compress_to_vec(codec: &mut dyn Codec, src: &[u8], scratch: &mut Vec<u8>) -> Result<Option<usize>> {
+/// callers that keep one output at a time; `tick` is the codec's (long values check for
+/// cancel there).
+pub fn compress_to_vec(
+    codec: &mut dyn Codec,
+    src: &[u8],
+    scratch: &mut Vec<u8>,
+    tick: &mut dyn FnMut(),
+) -> Result<Option<usize>> {
     let bound = codec.compress_bound(src.len());
     if scratch.len() < bound {
         try_reserve(scratch, bound - scratch.len(), "compressed output")?;
         scratch.resize(bound, 0);
     }
-    codec.compress(src, scratch, &mut || ())
+    codec.compress(src, scratch, tick)
 }
 
 /// The codec of one of our methods; a server method is an error here: the extension builds
@@ -231,7 +251,7 @@ pub(crate) mod tests {
             let mut codec = codec(info.name);
             assert_eq!(codec.spec().kind, info.kind);
             let mut packed = Vec::new();
-            let n = compress_to_vec(codec.as_mut(), &data, &mut packed).unwrap().expect(info.name);
+            let n = compress_to_vec(codec.as_mut(), &data, &mut packed, &mut || ()).unwrap().expect(info.name);
             assert!(n <= codec.compress_bound(data.len()), "{}", info.name);
             let mut out = vec![0u8; data.len()];
             codec.decompress(&packed[..n], &mut out, &mut || ()).unwrap();
@@ -265,7 +285,7 @@ pub(crate) mod tests {
     fn refusal_is_none_and_damage_is_an_error() {
         let mut pglz = codec("pglz");
         let mut scratch = Vec::new();
-        assert_eq!(compress_to_vec(pglz.as_mut(), b"short", &mut scratch).unwrap(), None);
+        assert_eq!(compress_to_vec(pglz.as_mut(), b"short", &mut scratch, &mut || ()).unwrap(), None);
         let mut out = [0u8; 10];
         assert!(matches!(pglz.decompress(b"\x02\x61\x00\x00", &mut out, &mut || ()), Err(CodecError::Corrupt(_))));
     }

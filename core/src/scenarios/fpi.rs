@@ -37,7 +37,7 @@ pub fn stored_image(page: &[u8], codec: Option<&mut (dyn Codec + '_)>, scratch: 
         return Ok((orig_len, false));
     };
     let image = Hole::Removed.apply(page);
-    Ok(match compress_to_vec(codec, &image, scratch)? {
+    Ok(match compress_to_vec(codec, &image, scratch, &mut || ())? {
         Some(len) if keeps_compressed(len, hole_length) => (len, true),
         _ => (orig_len, false),
     })

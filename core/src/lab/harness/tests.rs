@@ -235,3 +235,54 @@ fn appended_runs_are_one_measurement_with_more_iterations() {
     );
     assert_eq!(total.row("x", &codec("lz4").spec(), 2048).iterations, 5);
 }
+
+/// lz4 as a codec that ran each pass's calls elsewhere for 2 s of wall and 1.5 s of CPU.
+struct Elsewhere(Box<dyn Codec>);
+impl Codec for Elsewhere {
+    fn spec(&self) -> MethodSpec {
+        self.0.spec()
+    }
+    fn compress_bound(&self, len: usize) -> usize {
+        self.0.compress_bound(len)
+    }
+    fn compress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<Option<usize>> {
+        self.0.compress(src, dst, tick)
+    }
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+        self.0.decompress(src, dst, tick)
+    }
+    fn take_time_elsewhere(&mut self) -> (f64, f64) {
+        (2.0, 1.5)
+    }
+}
+
+/// Time a codec spent on another thread counts in every pass of both loops.
+#[test]
+fn time_elsewhere_is_added_to_each_pass() {
+    let p = payload();
+    let mut codec = Elsewhere(codec("lz4"));
+    for m in [
+        measure_codec(&p, 2048, &mut codec, 3, &mut NoHooks).unwrap(),
+        measure_bare(&p, 2048, &mut codec, 3, &mut NoHooks).unwrap(),
+    ] {
+        assert!(m.compress_secs.iter().chain(&m.decompress_secs).all(|&s| (2.0..2.5).contains(&s)), "{m:?}");
+        assert!((4.5..5.5).contains(&m.compress_cpu) && (4.5..5.5).contains(&m.decompress_cpu), "{m:?}");
+    }
+}
+
+/// Few long slices still tick after each [`TICK_BYTES`] of them, in both passes: 8 whole
+/// pieces of 300,000 bytes tick after every slice (64 slices alone would never have come).
+#[test]
+fn long_slices_tick_by_bytes() {
+    struct Count(usize);
+    impl Hooks for Count {
+        fn tick(&mut self) {
+            self.0 += 1;
+        }
+    }
+    let p = Payload::new("long", vec![synthetic(SyntheticKind::Text, 300_000, 1).unwrap(); 8]);
+    let mut count = Count(0);
+    // A warm-up and one timed iteration: two round trips of two passes of 8 slices.
+    bench_codec(&p, 0, codec("lz4").as_mut(), 1, &mut count).unwrap();
+    assert!(count.0 >= 2 * 2 * 8, "{}", count.0);
+}

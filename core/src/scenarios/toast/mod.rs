@@ -89,7 +89,7 @@ pub fn estimate(
     let (mut stored, mut compressed, mut raw) = (0usize, 0i64, 0usize);
     for value in &values.pieces {
         hooks.tick();
-        let len = compress_to_vec(codec, value, &mut scratch)?;
+        let len = compress_to_vec(codec, value, &mut scratch, &mut || hooks.tick())?;
         let (size, was_compressed) = stored_value_size(value.len(), row_overhead, len);
         stored += size;
         raw += value.len();
@@ -155,7 +155,12 @@ pub struct SampledRow {
 /// tried at all depends on its row's width and its turn among the row's attributes, whether it
 /// is kept on the method's own rules; the other attributes keep the compression they have now.
 /// Returns the value's [`Stored`] (its `pg_column_size`, compressed or not) per codec, in order.
-pub fn toasted_anew(value: &[u8], sampled: &SampledRow, codecs: &mut [(&str, Box<dyn Codec>)]) -> Result<Vec<Stored>> {
+pub fn toasted_anew(
+    value: &[u8],
+    sampled: &SampledRow,
+    codecs: &mut [(&str, Box<dyn Codec>)],
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<Stored>> {
     let mut row = Row {
         header: sampled.header,
         fixed: sampled.fixed,
@@ -167,7 +172,7 @@ pub fn toasted_anew(value: &[u8], sampled: &SampledRow, codecs: &mut [(&str, Box
     for (_, codec) in codecs.iter_mut() {
         let column = &mut row.attributes[sampled.column];
         column.raw = value.len();
-        column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch)?;
+        column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch, tick)?;
         stored.push(toast_row(&row)[sampled.column]);
     }
     Ok(stored)
@@ -180,10 +185,11 @@ pub fn stored_per_row(
     values: &Payload,
     rows: &[SampledRow],
     codecs: &mut [(&str, Box<dyn Codec>)],
+    tick: &mut dyn FnMut(),
 ) -> Result<Vec<i64>> {
     let mut totals = vec![0i64; codecs.len()];
     for (value, sampled) in values.pieces.iter().zip(rows) {
-        for (total, stored) in totals.iter_mut().zip(toasted_anew(value, sampled, codecs)?) {
+        for (total, stored) in totals.iter_mut().zip(toasted_anew(value, sampled, codecs, tick)?) {
             *total += stored.size as i64;
         }
     }

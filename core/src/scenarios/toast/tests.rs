@@ -29,8 +29,8 @@ fn each_row_is_toasted_anew_under_each_method() {
     let values = Payload::new("t.c", vec![value.clone(), b"short".to_vec()]);
     let mut codecs =
         [("pglz", crate::lab::codecs::tests::codec("pglz")), ("lz4", crate::lab::codecs::tests::codec("lz4"))];
-    assert_eq!(compress_to_vec(codecs[0].1.as_mut(), &value, &mut Vec::new()).unwrap(), None);
-    let lz4_len = compress_to_vec(codecs[1].1.as_mut(), &value, &mut Vec::new()).unwrap().unwrap();
+    assert_eq!(compress_to_vec(codecs[0].1.as_mut(), &value, &mut Vec::new(), &mut || ()).unwrap(), None);
+    let lz4_len = compress_to_vec(codecs[1].1.as_mut(), &value, &mut Vec::new(), &mut || ()).unwrap().unwrap();
     let stored = |raw: usize, size: usize, external: bool| StoredAttribute {
         storage: Storage::Extended,
         raw,
@@ -48,8 +48,32 @@ fn each_row_is_toasted_anew_under_each_method() {
         },
         SampledRow { header: 24, fixed: 4, target: 2032, attributes: vec![stored(5, 6, false)], column: 0 },
     ];
-    let totals = stored_per_row(&values, &rows, &mut codecs).unwrap();
+    let totals = stored_per_row(&values, &rows, &mut codecs, &mut || ()).unwrap();
     assert_eq!(totals, [value.len() as i64 + 6, lz4_len as i64 + 8 + 6]);
+}
+
+/// A long value is toasted anew with the caller's tick passed to each codec: our pglz checks
+/// for cancel every megabyte of a 5 MB value.
+#[test]
+fn toasting_a_long_value_anew_ticks_inside_it() {
+    let value = b"wide and repetitive, a long value ".repeat(150_000);
+    let row = SampledRow {
+        header: 24,
+        fixed: 4,
+        target: 2032,
+        attributes: vec![StoredAttribute {
+            storage: Storage::Extended,
+            raw: value.len(),
+            size: value.len(),
+            method: None,
+            external: true,
+        }],
+        column: 0,
+    };
+    let mut codecs = [("pglz", crate::lab::codecs::tests::codec("pglz"))];
+    let mut ticks = 0;
+    toasted_anew(&value, &row, &mut codecs, &mut || ticks += 1).unwrap();
+    assert!(ticks >= 4, "{ticks}");
 }
 
 #[test]
