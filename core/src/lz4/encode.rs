@@ -325,13 +325,36 @@ impl<'a, const LIMITED: bool> Out<'a, LIMITED> {
 /// How many bytes from `a` on equal those from `b` on (`b < a`), not counting from `limit`
 /// on (`a <= limit <= src.len()`). What `bytes::common_prefix_unchecked` computes for the pglz
 /// encoders, without its last whole-word compare near the limit, which costs this encoder
-/// more than it saves (instructions: `bash scripts/bench/callgrind.sh "lz4 compress"`).
+/// more than it saves (instructions: `bash scripts/bench/callgrind.sh "lz4 compress"`). The
+/// first word is compared here, as liblz4's `LZ4_count` does apart from its loop: a branch of
+/// its own, which the predictor learns apart from the loop's (most matches end in their first
+/// word); matches that run on are counted by [`count_on`].
 #[inline(always)]
-fn count(src: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
+fn count(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
+    debug_assert!(b < a && a <= limit && limit <= src.len());
+    if a + 8 <= limit {
+        // SAFETY: b < a and a + 8 <= limit <= src.len().
+        let diff = unsafe { load_u64_unchecked(src, a) ^ load_u64_unchecked(src, b) };
+        if diff != 0 {
+            return (diff.trailing_zeros() / 8) as usize;
+        }
+        return 8 + count_on(src, a + 8, b + 8, limit);
+    }
+    count_on(src, a, b, limit)
+}
+
+/// [`count`]'s loop, out of line: a function starts on a 64-byte boundary (.cargo/config.toml),
+/// so the loop's place in the instruction cache is its own, whatever the encoder around it.
+#[inline(never)]
+fn count_on(src: &[u8], mut a: usize, mut b: usize, limit: usize) -> usize {
     debug_assert!(b < a && a <= limit && limit <= src.len());
     let start = a;
-    while a + 8 <= limit {
-        // SAFETY: b < a and a + 8 <= limit <= src.len().
+    // The last position a word is read from; a >= 1 (b < a), so a limit under 8 reads none.
+    // Compared with `a <=`, not as `a + 8 <= limit`, which LLVM compiles into a longer
+    // dependency from one step's `a` to the next's.
+    let last_word = limit.saturating_sub(8);
+    while a <= last_word {
+        // SAFETY: b < a, and a + 8 <= limit <= src.len() (a <= last_word = limit - 8 here).
         let diff = unsafe { load_u64_unchecked(src, a) ^ load_u64_unchecked(src, b) };
         if diff != 0 {
             return a - start + (diff.trailing_zeros() / 8) as usize;
