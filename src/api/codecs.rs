@@ -142,7 +142,7 @@ fn lz4_frame_decompress(data: &[u8]) -> ResultBytea {
     ResultBytea::of_frames(
         lz4::frame::content_size(data),
         max,
-        |dst| lz4::frame::decompress_to(data, dst, &mut check_interrupts),
+        |dst| lz4::frame::decompress_to_uninit(data, dst, &mut check_interrupts),
         || lz4::frame::decompress_with_tick(data, max, &mut check_interrupts),
     )
 }
@@ -192,7 +192,7 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
     ResultBytea::of_frames(
         zstd_codec::declared_size(data),
         max,
-        |dst| zstd_codec::decompress_to(data, dictionary, dst, &mut check_interrupts),
+        |dst| zstd_codec::decompress_to_uninit(data, dictionary, dst, &mut check_interrupts),
         || zstd_codec::decompress_with_tick(data, dictionary, max, &mut check_interrupts),
     )
 }

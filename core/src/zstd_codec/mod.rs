@@ -38,6 +38,7 @@
 //!   working memory is touched a piece at a time too, giving way to a pending cancel
 //!   (`cctx.rs`).
 
+use std::mem::MaybeUninit;
 use std::num::NonZeroU32;
 use std::ops::RangeInclusive;
 
@@ -47,6 +48,7 @@ use zstd_sys::ZSTD_cParameter::{ZSTD_c_checksumFlag, ZSTD_c_compressionLevel, ZS
 
 use crate::bytes::Filled;
 use crate::error::{try_reserve, try_zeroed, CodecError, Result};
+use crate::uninit::{as_uninit_mut, assume_written};
 use cctx::Compressor;
 use errors::{
     check_dictionary, check_frame_dictionary, compress_error, decode_error, dictionary_load_error, error_name,
@@ -245,6 +247,19 @@ pub fn decompress_with_tick(
 /// [`decompress_with_tick`] into `dst`, which the frames must fill exactly (size it with
 /// [`declared_size`]): the decoder writes straight into the caller's buffer.
 pub fn decompress_to(src: &[u8], dictionary: Option<&[u8]>, dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    // SAFETY: libzstd writes only initialised bytes.
+    decompress_to_uninit(src, dictionary, unsafe { as_uninit_mut(dst) }, tick)
+}
+
+/// [`decompress_to`] into memory that need not be initialised (a fresh SQL result): `Ok`
+/// means every byte of `dst` is written. libzstd only writes its output and reads back only
+/// what it wrote, so the result and the errors do not depend on what `dst` held.
+pub fn decompress_to_uninit(
+    src: &[u8],
+    dictionary: Option<&[u8]>,
+    dst: &mut [MaybeUninit<u8>],
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     Filled::fill_exactly(
         dst,
         |out, expected| decode_frames(src, dictionary, expected, out, tick),
@@ -292,10 +307,36 @@ impl Output for Filled<'_> {
         Ok(())
     }
     fn decode_step(&mut self, dctx: &mut DCtx<'static>, input: &mut InBuffer<'_>, end: usize) -> SafeResult {
-        let mut output = OutBuffer::around_pos(&mut self.buf[..end], self.len);
+        let mut room = UninitRoom { buf: &mut self.buf[..end], written: self.len };
+        let mut output = OutBuffer::around_pos(&mut room, self.len);
         let result = dctx.decompress_stream(&mut output, input);
         self.len = output.pos();
         result
+    }
+}
+
+/// Memory the decoder writes from the front, `buf[..written]` written already.
+struct UninitRoom<'a> {
+    buf: &'a mut [MaybeUninit<u8>],
+    written: usize,
+}
+
+// SAFETY: `capacity()` bytes from `as_mut_ptr()` are `buf`, which the room borrows
+// exclusively; `as_slice` covers only the written bytes; zstd_safe calls `filled_until(n)` only
+// once the first `n` bytes are written.
+unsafe impl WriteBuf for UninitRoom<'_> {
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `buf[..written]` is written.
+        unsafe { assume_written(self.buf, self.written) }
+    }
+    fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.buf.as_mut_ptr().cast()
+    }
+    unsafe fn filled_until(&mut self, n: usize) {
+        self.written = n;
     }
 }
 

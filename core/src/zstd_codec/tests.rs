@@ -377,3 +377,36 @@ fn a_pending_cancel_stops_the_table_set_up_and_ticks_first() {
     assert!(frame == plain);
     assert_eq!(decompress(&frame, None, data.len()).unwrap(), data);
 }
+
+/// Decoding into uninitialised memory gives the same result whatever the memory held before,
+/// on good and damaged frames, with and without a dictionary, one pass and streamed.
+#[test]
+fn decoding_into_uninitialised_memory_ignores_what_it_held() {
+    use crate::uninit::{damaged, periodic_test_data, same_whatever_the_buffer_held};
+    let mut rng = crate::rng::SeededRng::new(4849);
+    let dict = sample_dictionary();
+    let mut checked = 0;
+    for round in 0..60 {
+        let len = rng.below(if round % 10 == 0 { 3 * CHUNK as u64 } else { 5000 }) as usize;
+        let data = periodic_test_data(&mut rng, len);
+        let dictionary = (round % 3 == 2).then_some(&dict[..]);
+        let frame = compress(&data, 3, dictionary).unwrap();
+        let mut inputs = vec![frame.clone()];
+        inputs.extend(damaged(&mut rng, &frame));
+        for (i, src) in inputs.iter().enumerate() {
+            let Some(cap) = declared_size(src).filter(|&n| n < 1 << 24).map(|n| n as usize) else { continue };
+            let got = same_whatever_the_buffer_held(cap, &mut |room| {
+                decompress_to_uninit(src, dictionary, room, &mut || ()).map(|()| room.len())
+            });
+            // What the growing decoder gives under the same limit, when it is all the frames'
+            // declared content.
+            let want = decompress(src, dictionary, cap).ok().filter(|out| out.len() == cap);
+            assert_eq!(got.as_ref().ok(), want.as_ref(), "round {round} input {i}");
+            if i == 0 {
+                assert_eq!(got.as_deref(), Ok(&data[..]), "round {round}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 150, "only {checked} inputs declared a size");
+}
