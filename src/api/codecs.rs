@@ -2,6 +2,7 @@
 //! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and the server's
 //! own C pglz, liblz4 and libzstd for comparison.
 
+use compresslab_core::lab::Codec;
 use compresslab_core::pglz::Strategy;
 use compresslab_core::registry::{MethodKind, MethodSpec};
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, EnvelopeMethod};
@@ -11,6 +12,7 @@ use crate::bytea::ResultBytea;
 use crate::errors::{checked_raw_size, raise, OrRaise};
 use crate::gucs;
 use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress_uninit};
+use crate::server::c_zstd;
 use crate::server::check_interrupts;
 
 /// Compress `data` into compresslab's self-describing format with the method of the
@@ -241,8 +243,9 @@ fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
 }
 
 /// `data` decompressed by a server library's codec into `raw_size` bytes, which it must fill.
+/// libzstd comes set up from the last call in this backend, as our zstd's decoding context.
 fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
-    let mut codec = c_codecs::build(&spec).or_raise();
+    let mut codec = (spec.kind != MethodKind::ServerZstd).then(|| c_codecs::build(&spec).or_raise());
     let raw_size = checked_raw_size(raw_size);
     match spec.kind {
         MethodKind::ServerLz4 => lz4::block::check_decodable(data.len(), raw_size).or_raise(),
@@ -250,7 +253,13 @@ fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultByte
         _ => {}
     }
     let mut out = ResultBytea::unwritten(raw_size);
-    codec.decompress_uninit(data, out.room(), &mut check_interrupts).or_raise();
+    let room = out.room();
+    let tick = &mut check_interrupts;
+    match &mut codec {
+        Some(codec) => codec.decompress_uninit(data, room, tick),
+        None => c_zstd::with_backend_decoder(|zstd| zstd.decompress_uninit(data, room, tick)),
+    }
+    .or_raise();
     // SAFETY: Ok means all raw_size bytes were written.
     unsafe { out.written(raw_size) }
 }

@@ -38,11 +38,12 @@
 //!   working memory is touched a piece at a time too, giving way to a pending cancel
 //!   (`cctx.rs`).
 
+use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::num::NonZeroU32;
 use std::ops::RangeInclusive;
 
-use zstd::zstd_safe::{self, zstd_sys, DCtx, DParameter, InBuffer, OutBuffer, SafeResult, WriteBuf};
+use zstd::zstd_safe::{self, zstd_sys, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective, SafeResult, WriteBuf};
 use zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
 use zstd_sys::ZSTD_cParameter::{ZSTD_c_checksumFlag, ZSTD_c_compressionLevel, ZSTD_c_contentSizeFlag};
 
@@ -357,6 +358,23 @@ fn decode_frames(
     }
     check_declared_sizes(src, max_raw)?;
     let mut dctx: Option<DCtx<'static>> = None;
+    let result = decode_frames_with(src, dictionary, dictionary_id, max_raw, out, &mut dctx, tick);
+    if let (Some(dctx), None) = (dctx, dictionary) {
+        keep_decoder(dctx);
+    }
+    result
+}
+
+/// The frame loop of [`decode_frames`], which makes `dctx` when a frame needs it.
+fn decode_frames_with(
+    src: &[u8],
+    dictionary: Option<&[u8]>,
+    dictionary_id: Option<NonZeroU32>,
+    max_raw: usize,
+    out: &mut impl Output,
+    dctx: &mut Option<DCtx<'static>>,
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     let mut pos = 0;
     while pos < src.len() {
         let (content_size, needs) = match frame_at(&src[pos..], pos == 0)? {
@@ -382,7 +400,7 @@ fn decode_frames(
                 });
             }
         }
-        let dctx = match &mut dctx {
+        let dctx = match dctx {
             Some(dctx) => dctx,
             None => dctx.insert(decoder(dictionary)?),
         };
@@ -454,8 +472,37 @@ fn decode_frame(
     }
 }
 
-/// A decoding context with the limits and dictionary of [`decompress_with_tick`].
+thread_local! {
+    /// The decoding context of the last call without a dictionary, kept for the next one:
+    /// making one (and its first buffers) took some 8 µs a call, more than decoding an 8 KB
+    /// value. Taken out while in use, so an error or a cancel that unwinds past a decoder
+    /// only drops it.
+    static SPARE_DECODER: Cell<Option<DCtx<'static>>> = const { Cell::new(None) };
+}
+
+/// The largest decoding context kept between calls: one that has decoded small frames in
+/// one pass (~100 KB). One that streamed a long frame holds a window buffer as long as the
+/// frame's window (up to 128 MB), which a backend should not keep; it is freed.
+const KEEP_DECODER_UP_TO: usize = 1 << 20;
+
+/// Keep `dctx` (without a dictionary) for the next call, unless it holds large buffers.
+fn keep_decoder(dctx: DCtx<'static>) {
+    if dctx.sizeof() <= KEEP_DECODER_UP_TO {
+        SPARE_DECODER.with(|spare| spare.set(Some(dctx)));
+    }
+}
+
+/// A decoding context with the limits and dictionary of [`decompress_with_tick`]: without a
+/// dictionary, the one kept from the last call if there is one, its session reset (its
+/// window limit, a parameter, stays).
 fn decoder(dictionary: Option<&[u8]>) -> Result<DCtx<'static>> {
+    if dictionary.is_none() {
+        if let Some(mut dctx) = SPARE_DECODER.with(Cell::take) {
+            if dctx.reset(ResetDirective::SessionOnly).is_ok() {
+                return Ok(dctx);
+            }
+        }
+    }
     let mut dctx = DCtx::try_create()
         .ok_or_else(|| CodecError::out_of_memory("out of memory: could not create a zstd decompression context"))?;
     dctx.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))

@@ -410,3 +410,50 @@ fn decoding_into_uninitialised_memory_ignores_what_it_held() {
     }
     assert!(checked > 150, "only {checked} inputs declared a size");
 }
+
+/// Whether this thread keeps a decoding context for the next call.
+fn a_decoder_is_kept() -> bool {
+    SPARE_DECODER.with(|spare| {
+        let kept = spare.take();
+        let is = kept.is_some();
+        spare.set(kept);
+        is
+    })
+}
+
+#[test]
+fn the_kept_decoding_context_decodes_as_a_new_one() {
+    // The context kept after a frame cut short, after a damaged one, after a frame decoded with a
+    // dictionary (which has its own) and after a streamed one decodes the next frame as a new
+    // context would; a context that streamed a long frame holds its window and is not kept.
+    let mut rng = crate::rng::SeededRng::new(4850);
+    let small = crate::uninit::periodic_test_data(&mut rng, 20_000);
+    let small_frame = compress(&small, 3, None).unwrap();
+    let long = crate::uninit::periodic_test_data(&mut rng, 3 * CHUNK + 5);
+    let long_frame = compress(&long, 3, None).unwrap();
+    let dict = sample_dictionary();
+    let json = b"{\"customer_id\": 7, \"order_id\": 1, \"status\": \"shipped\"}".repeat(20);
+    let dict_frame = compress(&json, 3, Some(&dict)).unwrap();
+    let mut flipped = small_frame.clone();
+    let at = flipped.len() / 2;
+    flipped[at] ^= 0x10;
+    let cut = &small_frame[..small_frame.len() * 2 / 3];
+
+    assert_eq!(decompress(&small_frame, None, 1 << 20).unwrap(), small);
+    assert!(a_decoder_is_kept());
+    let truncated = decompress(cut, None, 1 << 20).unwrap_err();
+    let damaged = decompress(&flipped, None, 1 << 20);
+    for round in 0..3 {
+        assert_eq!(decompress(cut, None, 1 << 20).unwrap_err(), truncated, "round {round}");
+        assert_eq!(decompress(&small_frame, None, 1 << 20).unwrap(), small, "round {round}");
+        assert_eq!(decompress(&flipped, None, 1 << 20), damaged, "round {round}");
+        let mut dst = vec![0; small.len()];
+        decompress_to(&small_frame, None, &mut dst, &mut || ()).unwrap();
+        assert_eq!(dst, small, "round {round}");
+        assert_eq!(decompress(&dict_frame, Some(&dict), 1 << 20).unwrap(), json, "round {round}");
+        assert_eq!(decompress(&long_frame, None, 1 << 24).unwrap(), long, "round {round}");
+        assert!(!a_decoder_is_kept(), "a context that streamed {} bytes was kept", long.len());
+        assert_eq!(decompress(&small_frame, None, 1 << 20).unwrap(), small, "round {round}");
+        assert!(a_decoder_is_kept());
+    }
+}
