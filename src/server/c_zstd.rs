@@ -62,6 +62,8 @@ pub struct ServerZstd {
     free_cctx: FreeFn,
     free_dctx: FreeFn,
     sizeof_dctx: SizeofFn,
+    /// `ZSTD_sizeof_DCtx` of the decoding context when it was made.
+    new_dctx_size: usize,
 }
 
 thread_local! {
@@ -70,20 +72,16 @@ thread_local! {
     static SPARE_DECODER: Cell<Option<ServerZstd>> = const { Cell::new(None) };
 }
 
-/// The largest decoding context kept between calls, as for our own zstd: one that decoded
-/// in one pass is small; one that streamed a long frame holds its window, and is freed.
-const KEEP_DCTX_UP_TO: usize = 1 << 20;
-
 /// `decode` given the server's libzstd set up in this backend: the one kept from the last
-/// call, or a new one; kept for the next unless its decoding context grew large.
+/// call, or a new one; kept for the next only while its decoding context is as a new one is,
+/// as for our own zstd (one that streamed a long frame holds buffers of its window).
 pub fn with_backend_decoder<R>(decode: impl FnOnce(&mut ServerZstd) -> Result<R>) -> Result<R> {
     let mut codec = match SPARE_DECODER.with(Cell::take) {
         Some(codec) => codec,
         None => ServerZstd::load(MethodSpec::new(MethodKind::ServerZstd, Some(zstd_codec::DEFAULT_LEVEL))?)?,
     };
     let result = decode(&mut codec);
-    // SAFETY: ZSTD_sizeof_DCtx only reads the context, which is ours.
-    if unsafe { (codec.sizeof_dctx)(codec.dctx) } <= KEEP_DCTX_UP_TO {
+    if codec.dctx_size() <= codec.new_dctx_size {
         SPARE_DECODER.with(|spare| spare.set(Some(codec)));
     }
     result
@@ -107,7 +105,7 @@ impl ServerZstd {
         unsafe {
             let create_cctx: CreateFn = symbol(c"ZSTD_createCCtx")?;
             let create_dctx: CreateFn = symbol(c"ZSTD_createDCtx")?;
-            let codec = ServerZstd {
+            let mut codec = ServerZstd {
                 spec,
                 cctx: create_cctx(),
                 dctx: create_dctx(),
@@ -123,12 +121,19 @@ impl ServerZstd {
                 free_cctx: symbol(c"ZSTD_freeCCtx")?,
                 free_dctx: symbol(c"ZSTD_freeDCtx")?,
                 sizeof_dctx: symbol(c"ZSTD_sizeof_DCtx")?,
+                new_dctx_size: 0,
             };
             if codec.cctx.is_null() || codec.dctx.is_null() {
                 return Err(CodecError::out_of_memory("out of memory: libzstd could not create its contexts"));
             }
+            codec.new_dctx_size = codec.dctx_size();
             Ok(codec)
         }
+    }
+
+    fn dctx_size(&self) -> usize {
+        // SAFETY: ZSTD_sizeof_DCtx only reads the context, which is ours.
+        unsafe { (self.sizeof_dctx)(self.dctx) }
     }
 
     fn failed(&self, code: usize) -> bool {

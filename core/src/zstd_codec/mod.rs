@@ -474,20 +474,21 @@ fn decode_frame(
 
 thread_local! {
     /// The decoding context of the last call without a dictionary, kept for the next one:
-    /// making one (and its first buffers) took some 8 µs a call, more than decoding an 8 KB
-    /// value. Taken out while in use, so an error or a cancel that unwinds past a decoder
-    /// only drops it.
+    /// making one took some 8 µs a call, more than decoding an 8 KB value. Taken out while in
+    /// use, so an error or a cancel that unwinds past a decoder only drops it.
     static SPARE_DECODER: Cell<Option<DCtx<'static>>> = const { Cell::new(None) };
+    /// The size of a new context (`ZSTD_sizeof_DCtx`), before it has buffered anything.
+    static NEW_DECODER_SIZE: Cell<usize> = const { Cell::new(0) };
 }
 
-/// The largest decoding context kept between calls: one that has decoded small frames in
-/// one pass (~100 KB). One that streamed a long frame holds a window buffer as long as the
-/// frame's window (up to 128 MB), which a backend should not keep; it is freed.
-const KEEP_DECODER_UP_TO: usize = 1 << 20;
-
-/// Keep `dctx` (without a dictionary) for the next call, unless it holds large buffers.
+/// Keep `dctx` (without a dictionary) for the next call if it is as a new one is: one that
+/// streamed a frame holds buffers as long as the frame's window (up to 128 MB), which a
+/// backend should not keep, and libzstd keeps them across sessions, where they change how it
+/// reports some damaged frames (the fuzz target `decode_ignores_what_the_output_buffer_held`
+/// found an error text that depended on the frame decoded before). Frames that declare their
+/// size, up to a [`CHUNK`], decode in one pass and leave none.
 fn keep_decoder(dctx: DCtx<'static>) {
-    if dctx.sizeof() <= KEEP_DECODER_UP_TO {
+    if dctx.sizeof() <= NEW_DECODER_SIZE.with(Cell::get) {
         SPARE_DECODER.with(|spare| spare.set(Some(dctx)));
     }
 }
@@ -507,8 +508,11 @@ fn decoder(dictionary: Option<&[u8]>) -> Result<DCtx<'static>> {
         .ok_or_else(|| CodecError::out_of_memory("out of memory: could not create a zstd decompression context"))?;
     dctx.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))
         .map_err(|code| CodecError::invalid(format!("zstd cannot limit the window size ({})", error_name(code))))?;
-    if let Some(dict) = dictionary {
-        dctx.load_dictionary(dict).map_err(|code| dictionary_load_error(code, dict))?;
+    match dictionary {
+        Some(dict) => {
+            dctx.load_dictionary(dict).map_err(|code| dictionary_load_error(code, dict))?;
+        }
+        None => NEW_DECODER_SIZE.with(|size| size.set(dctx.sizeof())),
     }
     Ok(dctx)
 }

@@ -457,3 +457,29 @@ fn the_kept_decoding_context_decodes_as_a_new_one() {
         assert!(a_decoder_is_kept());
     }
 }
+
+#[test]
+fn a_damaged_frame_is_reported_alike_whatever_was_decoded_before() {
+    // A compresslab envelope of 0 bytes holding a damaged zstd frame (found by the fuzz target
+    // decode_ignores_what_the_output_buffer_held): libzstd's error depended on the buffers a
+    // kept context had from the frame decoded before it.
+    let envelope = b"CLZ\xc1\x01\x03\x00\x00\x00\x00\x28\xb5\x2f\xfd\x81\x81\x00\x00\x00\x00\x00\x00\x00\x00\
+        \x34\x00\x00\x00\x92\x00\x00\x00\x00\x00\x10\xe3\x00\x00\x10\xe3";
+    let decode = || {
+        let room: &mut [MaybeUninit<u8>] = &mut [];
+        crate::envelope::decompress_uninit(envelope, room, &mut || ())
+    };
+    SPARE_DECODER.with(Cell::take);
+    let fresh = decode();
+    assert!(matches!(fresh, Err(CodecError::Corrupt(_))), "{fresh:?}");
+    let mut rng = crate::rng::SeededRng::new(4851);
+    let text = crate::uninit::periodic_test_data(&mut rng, 300_000);
+    let unsized_frame = zstd::stream::encode_all(&text[..], 1).unwrap();
+    assert_eq!(declared_size(&unsized_frame), None);
+    let befores = [compress(&text[..5000], 3, None).unwrap(), unsized_frame, compress(&text, 1, None).unwrap()];
+    for (i, before) in befores.iter().enumerate() {
+        assert!(decompress(before, None, 1 << 20).is_ok());
+        assert_eq!(decode(), fresh, "after frame {i}");
+        assert_eq!(decode(), fresh, "after frame {i}, twice");
+    }
+}
