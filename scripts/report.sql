@@ -164,11 +164,12 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
  WHERE o.implementation = 'crc32c';
 \qecho '```'
 \qecho
-\qecho 'The same comparison at the SQL level, as a user calls the functions: `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data, the time to fetch the values subtracted, best of 7 (`scripts/bench/sql_vs_c.sql`; a function left with under 1 ms of its own, as crc32c is, shows only its raw times):'
+\qecho 'The same comparison at the SQL level, as a user calls the functions: `SELECT max(length(f(...)))` over 32 values of 512 KB of pgbench-like page data, the time to fetch the values subtracted, best of 11 (`scripts/bench/sql_vs_c.sql`; a function left with under 1 ms of its own, as crc32c is, shows only its raw times):'
 \qecho
 \qecho '```'
 \ir bench/sql_vs_c.sql
 \qecho '```'
+CREATE TEMP TABLE sql_per_call AS SELECT 524288 AS value_bytes, 32 AS n_values, * FROM sql_vs_c;
 \qecho
 \qecho 'The same on repeated patterns, whose matches overlap themselves: 32 values of 4 MB of `synthetic()`''s `period32`, then of `runs`:'
 \qecho
@@ -182,7 +183,38 @@ SELECT o.slice_size, round((o.mbps / c.mbps)::numeric, 2) AS crc32c_vs_server_x,
 \ir bench/sql_vs_c.sql
 \qecho '```'
 \unset sql_vs_c_kind
+\qecho
+\qecho 'Per call, at every size people use: the functions with a server counterpart on 16 MiB of pgbench-like values of 8 KB (2048 values), 32 KB (512), 512 KB (32, the run above) and 4 MB (4), each size as above (its wide table not shown, its kernel not timed). ns per call, the fetch subtracted (`ours_ns_per_call`, `server_ns_per_call`), and ours / the server''s (`sql_level_x`):'
+\qecho
+\qecho '```'
+\set sql_vs_c_only '^(pglz|lz4|zstd)_(de)?compress'
+\set sql_vs_c_no_kernel 1
+\o /dev/null
+\set sql_vs_c_value_bytes 8192
+\set sql_vs_c_values 2048
+\ir bench/sql_vs_c.sql
+INSERT INTO sql_per_call SELECT :sql_vs_c_value_bytes, :sql_vs_c_values, * FROM sql_vs_c;
+\set sql_vs_c_value_bytes 32768
+\set sql_vs_c_values 512
+\ir bench/sql_vs_c.sql
+INSERT INTO sql_per_call SELECT :sql_vs_c_value_bytes, :sql_vs_c_values, * FROM sql_vs_c;
+\set sql_vs_c_value_bytes 4194304
+\set sql_vs_c_values 4
+\ir bench/sql_vs_c.sql
+INSERT INTO sql_per_call SELECT :sql_vs_c_value_bytes, :sql_vs_c_values, * FROM sql_vs_c;
+\o
+SELECT what, value_bytes / 1024 AS value_kb,
+       round(((ours_ms - fetch_ms) * 1e6 / n_values)::numeric) AS ours_ns_per_call,
+       round(((server_ms - fetch_ms) * 1e6 / n_values)::numeric) AS server_ns_per_call,
+       round(((server_ms - fetch_ms) / (ours_ms - fetch_ms))::numeric, 2) AS sql_level_x
+  FROM sql_per_call
+ WHERE server_ms IS NOT NULL AND what ~ '^(pglz|lz4|zstd)_(de)?compress'
+ ORDER BY ord, value_bytes;
+\qecho '```'
+\unset sql_vs_c_only
+\unset sql_vs_c_no_kernel
 \unset sql_vs_c_value_bytes
+\unset sql_vs_c_values
 
 \qecho
 \qecho '### The lab''s loop against a bare timing loop'

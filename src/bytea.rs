@@ -102,22 +102,22 @@ impl ResultBytea {
     }
 
     /// A decompressed result of frames whose headers may declare the content's size: when they
-    /// do, and it is at most `max`, `decode_into` writes straight into a result of that size
-    /// (and must fill it exactly); otherwise `decode_aside` decodes into a buffer of its own,
-    /// under `max`, copied once.
+    /// do, and it is at most `max`, `decode_into` writes straight into a result of that size,
+    /// left unwritten until then (`Ok` must mean it filled it exactly); otherwise
+    /// `decode_aside` decodes into a buffer of its own, under `max`, copied once.
     pub fn of_frames(
         declared: Option<u64>,
         max: usize,
-        decode_into: impl FnOnce(&mut [u8]) -> compresslab_core::error::Result<()>,
+        decode_into: impl FnOnce(&mut [MaybeUninit<u8>]) -> compresslab_core::error::Result<()>,
         decode_aside: impl FnOnce() -> compresslab_core::error::Result<Vec<u8>>,
     ) -> ResultBytea {
         match declared {
             Some(size) if size <= max as u64 => {
-                // Zeroed: these decoders (our LZ4 frames, libzstd through zstd-safe) take
-                // initialised memory.
-                let mut out = ResultBytea::zeroed(size as usize);
-                decode_into(out.data_mut()).or_raise();
-                out
+                let size = size as usize;
+                let mut out = ResultBytea::unwritten(size);
+                decode_into(out.room()).or_raise();
+                // SAFETY: Ok means all `size` bytes were written.
+                unsafe { out.written(size) }
             }
             _ => ResultBytea::copy_of(&decode_aside().or_raise()),
         }

@@ -3,20 +3,24 @@
 //! a short-offset match (how the decoders copy one), and the buffer of a known final size
 //! that the frame decoders fill.
 
-use crate::error::{CodecError, Result};
+use std::mem::MaybeUninit;
 
-/// The caller's buffer of the content's final size (a SQL result), filled from the front by
-/// a decoder, and how much of it is written.
+use crate::error::{CodecError, Result};
+use crate::uninit::assume_written;
+
+/// The caller's buffer of the content's final size (a SQL result, not initialised), filled
+/// from the front by a decoder, and how much of it is written: `buf[..len]`, nothing after.
 pub(crate) struct Filled<'a> {
-    pub(crate) buf: &'a mut [u8],
+    pub(crate) buf: &'a mut [MaybeUninit<u8>],
     pub(crate) len: usize,
 }
 
 impl<'a> Filled<'a> {
     /// Let `decode` fill `dst` from the front, with `dst.len()` as its limit; content of any
-    /// other length is `Corrupt`, worded by `mismatch(decoded, expected)`.
+    /// other length is `Corrupt`, worded by `mismatch(decoded, expected)`. `Ok` means all of
+    /// `dst` is written.
     pub(crate) fn fill_exactly(
-        dst: &'a mut [u8],
+        dst: &'a mut [MaybeUninit<u8>],
         decode: impl FnOnce(&mut Filled<'a>, usize) -> Result<()>,
         mismatch: impl FnOnce(usize, usize) -> String,
     ) -> Result<()> {
@@ -27,6 +31,12 @@ impl<'a> Filled<'a> {
             return Err(CodecError::corrupt(mismatch(out.len, expected)));
         }
         Ok(())
+    }
+
+    /// The bytes written so far.
+    pub(crate) fn written(&self) -> &[u8] {
+        // SAFETY: `buf[..len]` is written (the field's invariant).
+        unsafe { assume_written(self.buf, self.len) }
     }
 }
 

@@ -13,8 +13,9 @@
 -- (-v sql_vs_c_kind=period32 -v sql_vs_c_value_bytes=4194304 for another kind).
 -- -v sql_vs_c_values=N times N values instead of 32 (2048 of 8 KB are 16 MiB too: small
 -- values need more of them to time); -v sql_vs_c_only=REGEX times only the functions whose
--- name matches (e.g. 'decompress'). The last columns give the cost per call in ns, ours and
--- the server's, whole and beyond the kernel's time for one value.
+-- name matches (e.g. 'decompress'); -v sql_vs_c_no_kernel=1 leaves the kernel's columns
+-- empty and saves its timing (the report's per-call table). The last columns give the cost
+-- per call in ns, ours and the server's, whole and beyond the kernel's time for one value.
 \set ON_ERROR_STOP 1
 \if :{?sql_vs_c_kind}
 \else
@@ -62,9 +63,13 @@ BEGIN
   RETURN best;
 END $$;
 -- The kernel: the lab on the same values, each one slice.
+\if :{?sql_vs_c_no_kernel}
+CREATE TEMP TABLE sql_vs_c_kernel (method text, compress_mbps_best float8, decompress_mbps_best float8);
+\else
 CREATE TEMP TABLE sql_vs_c_kernel AS
 SELECT * FROM compresslab.bench((SELECT string_agg(d, ''::bytea ORDER BY i) FROM sql_vs_c_values),
                                 ARRAY['pglz', 'server_pglz', 'lz4', 'server_lz4', 'lz4_frame', 'zstd:3', 'server_zstd:3'], ARRAY[:sql_vs_c_value_bytes], 7);
+\endif
 CREATE TEMP TABLE sql_vs_c AS
 WITH q(ord, what, fetched, ours, server, kernel, direction) AS (VALUES
   (1, 'pglz_compress', 'd', 'compresslab.pglz_compress(d)', 'compresslab.server_pglz_compress(d)', 'pglz', 'c'),

@@ -2,6 +2,7 @@
 //! formats (pglz as PostgreSQL stores it, LZ4 block and frame, zstd frame), and the server's
 //! own C pglz, liblz4 and libzstd for comparison.
 
+use compresslab_core::lab::Codec;
 use compresslab_core::pglz::Strategy;
 use compresslab_core::registry::{MethodKind, MethodSpec};
 use compresslab_core::{envelope, lz4, pglz, zstd_codec, CodecError, EnvelopeMethod};
@@ -13,6 +14,7 @@ use pgrx::PgSqlErrorCode;
 use crate::errors::{checked_raw_size, raise, report, OrRaise};
 use crate::gucs;
 use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress_uninit, c_pglz_max_input};
+use crate::server::c_zstd;
 use crate::server::check_interrupts;
 use crate::server::off_thread::Elsewhere;
 
@@ -145,7 +147,7 @@ fn lz4_frame_decompress(data: &[u8]) -> ResultBytea {
     ResultBytea::of_frames(
         lz4::frame::content_size(data),
         max,
-        |dst| lz4::frame::decompress_to(data, dst, &mut check_interrupts),
+        |dst| lz4::frame::decompress_to_uninit(data, dst, &mut check_interrupts),
         || lz4::frame::decompress_with_tick(data, max, &mut check_interrupts),
     )
 }
@@ -195,7 +197,7 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
     ResultBytea::of_frames(
         zstd_codec::declared_size(data),
         max,
-        |dst| zstd_codec::decompress_to(data, dictionary, dst, &mut check_interrupts),
+        |dst| zstd_codec::decompress_to_uninit(data, dictionary, dst, &mut check_interrupts),
         || zstd_codec::decompress_with_tick(data, dictionary, max, &mut check_interrupts),
     )
 }
@@ -263,8 +265,9 @@ fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
 }
 
 /// `data` decompressed by a server library's codec into `raw_size` bytes, which it must fill.
+/// libzstd comes set up from the last call in this backend, as our zstd's decoding context.
 fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
-    let mut codec = c_codecs::build(&spec).or_raise();
+    let mut codec = (spec.kind != MethodKind::ServerZstd).then(|| c_codecs::build(&spec).or_raise());
     let raw_size = checked_raw_size(raw_size);
     match spec.kind {
         MethodKind::ServerLz4 => lz4::block::check_decodable(data.len(), raw_size).or_raise(),
@@ -272,7 +275,13 @@ fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultByte
         _ => {}
     }
     let mut out = ResultBytea::unwritten(raw_size);
-    codec.decompress_uninit(data, out.room(), &mut check_interrupts).or_raise();
+    let room = out.room();
+    let tick = &mut check_interrupts;
+    match &mut codec {
+        Some(codec) => codec.decompress_uninit(data, room, tick),
+        None => c_zstd::with_backend_decoder(|zstd| zstd.decompress_uninit(data, room, tick)),
+    }
+    .or_raise();
     // SAFETY: Ok means all raw_size bytes were written.
     unsafe { out.written(raw_size) }
 }

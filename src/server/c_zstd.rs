@@ -3,12 +3,18 @@
 //! (`ZSTD_compressStream2`, `ZSTD_decompressStream`) a chunk at a time for longer ones, with
 //! a tick between chunks so that cancel takes effect. Our own zstd is statically linked under
 //! the same symbol names, so the server's library is reached through `dlsym`.
+//!
+//! `server_zstd_decompress` keeps one set-up library per backend ([`with_backend_decoder`]),
+//! as our `zstd_decompress` keeps its decoding context: the SQL-level comparison sets the two
+//! decoders side by side, not the making of their contexts. (PostgreSQL's own WAL replay calls
+//! `ZSTD_decompress`, which makes and frees a context per call.)
 
+use std::cell::Cell;
 use std::ffi::c_void;
 
 use compresslab_core::error::Result;
 use compresslab_core::lab::Codec;
-use compresslab_core::registry::MethodSpec;
+use compresslab_core::registry::{MethodKind, MethodSpec};
 use compresslab_core::zstd_codec::{self, CHUNK};
 use compresslab_core::CodecError;
 
@@ -24,6 +30,7 @@ struct ZstdBuffer {
 
 type CreateFn = unsafe extern "C" fn() -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void) -> usize;
+type SizeofFn = unsafe extern "C" fn(*const c_void) -> usize;
 type CompressCctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, *const c_void, usize, i32) -> usize;
 type DecompressDctxFn = unsafe extern "C" fn(*mut c_void, *mut c_void, usize, *const c_void, usize) -> usize;
 type IsErrorFn = unsafe extern "C" fn(usize) -> u32;
@@ -54,6 +61,30 @@ pub struct ServerZstd {
     decompress_stream: DecompressStreamFn,
     free_cctx: FreeFn,
     free_dctx: FreeFn,
+    sizeof_dctx: SizeofFn,
+    /// `ZSTD_sizeof_DCtx` of the decoding context when it was made.
+    new_dctx_size: usize,
+}
+
+thread_local! {
+    /// The library set up by the last `server_zstd_decompress` in this backend, for the next.
+    /// Taken out while in use: an error or a cancel that unwinds past it only drops it.
+    static SPARE_DECODER: Cell<Option<ServerZstd>> = const { Cell::new(None) };
+}
+
+/// `decode` given the server's libzstd set up in this backend: the one kept from the last
+/// call, or a new one; kept for the next only while its decoding context is as a new one is,
+/// as for our own zstd (one that streamed a long frame holds buffers of its window).
+pub fn with_backend_decoder<R>(decode: impl FnOnce(&mut ServerZstd) -> Result<R>) -> Result<R> {
+    let mut codec = match SPARE_DECODER.with(Cell::take) {
+        Some(codec) => codec,
+        None => ServerZstd::load(MethodSpec::new(MethodKind::ServerZstd, Some(zstd_codec::DEFAULT_LEVEL))?)?,
+    };
+    let result = decode(&mut codec);
+    if codec.dctx_size() <= codec.new_dctx_size {
+        SPARE_DECODER.with(|spare| spare.set(Some(codec)));
+    }
+    result
 }
 
 /// Look `symbol` up in the server's libzstd as a function of type `F`.
@@ -74,7 +105,7 @@ impl ServerZstd {
         unsafe {
             let create_cctx: CreateFn = symbol(c"ZSTD_createCCtx")?;
             let create_dctx: CreateFn = symbol(c"ZSTD_createDCtx")?;
-            let codec = ServerZstd {
+            let mut codec = ServerZstd {
                 spec,
                 cctx: create_cctx(),
                 dctx: create_dctx(),
@@ -89,12 +120,20 @@ impl ServerZstd {
                 decompress_stream: symbol(c"ZSTD_decompressStream")?,
                 free_cctx: symbol(c"ZSTD_freeCCtx")?,
                 free_dctx: symbol(c"ZSTD_freeDCtx")?,
+                sizeof_dctx: symbol(c"ZSTD_sizeof_DCtx")?,
+                new_dctx_size: 0,
             };
             if codec.cctx.is_null() || codec.dctx.is_null() {
                 return Err(CodecError::out_of_memory("out of memory: libzstd could not create its contexts"));
             }
+            codec.new_dctx_size = codec.dctx_size();
             Ok(codec)
         }
+    }
+
+    fn dctx_size(&self) -> usize {
+        // SAFETY: ZSTD_sizeof_DCtx only reads the context, which is ours.
+        unsafe { (self.sizeof_dctx)(self.dctx) }
     }
 
     fn failed(&self, code: usize) -> bool {

@@ -38,15 +38,18 @@
 //!   working memory is touched a piece at a time too, giving way to a pending cancel
 //!   (`cctx.rs`).
 
+use std::cell::Cell;
+use std::mem::MaybeUninit;
 use std::num::NonZeroU32;
 use std::ops::RangeInclusive;
 
-use zstd::zstd_safe::{self, zstd_sys, DCtx, DParameter, InBuffer, OutBuffer, SafeResult, WriteBuf};
+use zstd::zstd_safe::{self, zstd_sys, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective, SafeResult, WriteBuf};
 use zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
 use zstd_sys::ZSTD_cParameter::{ZSTD_c_checksumFlag, ZSTD_c_compressionLevel, ZSTD_c_contentSizeFlag};
 
 use crate::bytes::Filled;
 use crate::error::{try_reserve, try_zeroed, CodecError, Result};
+use crate::uninit::{as_uninit_mut, assume_written};
 use cctx::Compressor;
 use errors::{
     check_dictionary, check_frame_dictionary, compress_error, decode_error, dictionary_load_error, error_name,
@@ -245,6 +248,19 @@ pub fn decompress_with_tick(
 /// [`decompress_with_tick`] into `dst`, which the frames must fill exactly (size it with
 /// [`declared_size`]): the decoder writes straight into the caller's buffer.
 pub fn decompress_to(src: &[u8], dictionary: Option<&[u8]>, dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    // SAFETY: libzstd writes only initialised bytes.
+    decompress_to_uninit(src, dictionary, unsafe { as_uninit_mut(dst) }, tick)
+}
+
+/// [`decompress_to`] into memory that need not be initialised (a fresh SQL result): `Ok`
+/// means every byte of `dst` is written. libzstd only writes its output and reads back only
+/// what it wrote, so the result and the errors do not depend on what `dst` held.
+pub fn decompress_to_uninit(
+    src: &[u8],
+    dictionary: Option<&[u8]>,
+    dst: &mut [MaybeUninit<u8>],
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     Filled::fill_exactly(
         dst,
         |out, expected| decode_frames(src, dictionary, expected, out, tick),
@@ -292,10 +308,36 @@ impl Output for Filled<'_> {
         Ok(())
     }
     fn decode_step(&mut self, dctx: &mut DCtx<'static>, input: &mut InBuffer<'_>, end: usize) -> SafeResult {
-        let mut output = OutBuffer::around_pos(&mut self.buf[..end], self.len);
+        let mut room = UninitRoom { buf: &mut self.buf[..end], written: self.len };
+        let mut output = OutBuffer::around_pos(&mut room, self.len);
         let result = dctx.decompress_stream(&mut output, input);
         self.len = output.pos();
         result
+    }
+}
+
+/// Memory the decoder writes from the front, `buf[..written]` written already.
+struct UninitRoom<'a> {
+    buf: &'a mut [MaybeUninit<u8>],
+    written: usize,
+}
+
+// SAFETY: `capacity()` bytes from `as_mut_ptr()` are `buf`, which the room borrows
+// exclusively; `as_slice` covers only the written bytes; zstd_safe calls `filled_until(n)` only
+// once the first `n` bytes are written.
+unsafe impl WriteBuf for UninitRoom<'_> {
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `buf[..written]` is written.
+        unsafe { assume_written(self.buf, self.written) }
+    }
+    fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.buf.as_mut_ptr().cast()
+    }
+    unsafe fn filled_until(&mut self, n: usize) {
+        self.written = n;
     }
 }
 
@@ -316,6 +358,23 @@ fn decode_frames(
     }
     check_declared_sizes(src, max_raw)?;
     let mut dctx: Option<DCtx<'static>> = None;
+    let result = decode_frames_with(src, dictionary, dictionary_id, max_raw, out, &mut dctx, tick);
+    if let (Some(dctx), None) = (dctx, dictionary) {
+        keep_decoder(dctx);
+    }
+    result
+}
+
+/// The frame loop of [`decode_frames`], which makes `dctx` when a frame needs it.
+fn decode_frames_with(
+    src: &[u8],
+    dictionary: Option<&[u8]>,
+    dictionary_id: Option<NonZeroU32>,
+    max_raw: usize,
+    out: &mut impl Output,
+    dctx: &mut Option<DCtx<'static>>,
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     let mut pos = 0;
     while pos < src.len() {
         let (content_size, needs) = match frame_at(&src[pos..], pos == 0)? {
@@ -341,7 +400,7 @@ fn decode_frames(
                 });
             }
         }
-        let dctx = match &mut dctx {
+        let dctx = match dctx {
             Some(dctx) => dctx,
             None => dctx.insert(decoder(dictionary)?),
         };
@@ -413,14 +472,47 @@ fn decode_frame(
     }
 }
 
-/// A decoding context with the limits and dictionary of [`decompress_with_tick`].
+thread_local! {
+    /// The decoding context of the last call without a dictionary, kept for the next one:
+    /// making one took some 8 µs a call, more than decoding an 8 KB value. Taken out while in
+    /// use, so an error or a cancel that unwinds past a decoder only drops it.
+    static SPARE_DECODER: Cell<Option<DCtx<'static>>> = const { Cell::new(None) };
+    /// The size of a new context (`ZSTD_sizeof_DCtx`), before it has buffered anything.
+    static NEW_DECODER_SIZE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Keep `dctx` (without a dictionary) for the next call if it is as a new one is: one that
+/// streamed a frame holds buffers as long as the frame's window (up to 128 MB), which a
+/// backend should not keep, and libzstd keeps them across sessions, where they change how it
+/// reports some damaged frames (the fuzz target `decode_ignores_what_the_output_buffer_held`
+/// found an error text that depended on the frame decoded before). Frames that declare their
+/// size, up to a [`CHUNK`], decode in one pass and leave none.
+fn keep_decoder(dctx: DCtx<'static>) {
+    if dctx.sizeof() <= NEW_DECODER_SIZE.with(Cell::get) {
+        SPARE_DECODER.with(|spare| spare.set(Some(dctx)));
+    }
+}
+
+/// A decoding context with the limits and dictionary of [`decompress_with_tick`]: without a
+/// dictionary, the one kept from the last call if there is one, its session reset (its
+/// window limit, a parameter, stays).
 fn decoder(dictionary: Option<&[u8]>) -> Result<DCtx<'static>> {
+    if dictionary.is_none() {
+        if let Some(mut dctx) = SPARE_DECODER.with(Cell::take) {
+            if dctx.reset(ResetDirective::SessionOnly).is_ok() {
+                return Ok(dctx);
+            }
+        }
+    }
     let mut dctx = DCtx::try_create()
         .ok_or_else(|| CodecError::out_of_memory("out of memory: could not create a zstd decompression context"))?;
     dctx.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))
         .map_err(|code| CodecError::invalid(format!("zstd cannot limit the window size ({})", error_name(code))))?;
-    if let Some(dict) = dictionary {
-        dctx.load_dictionary(dict).map_err(|code| dictionary_load_error(code, dict))?;
+    match dictionary {
+        Some(dict) => {
+            dctx.load_dictionary(dict).map_err(|code| dictionary_load_error(code, dict))?;
+        }
+        None => NEW_DECODER_SIZE.with(|size| size.set(dctx.sizeof())),
     }
     Ok(dctx)
 }

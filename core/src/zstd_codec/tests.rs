@@ -377,3 +377,109 @@ fn a_pending_cancel_stops_the_table_set_up_and_ticks_first() {
     assert!(frame == plain);
     assert_eq!(decompress(&frame, None, data.len()).unwrap(), data);
 }
+
+/// Decoding into uninitialised memory gives the same result whatever the memory held before,
+/// on good and damaged frames, with and without a dictionary, one pass and streamed.
+#[test]
+fn decoding_into_uninitialised_memory_ignores_what_it_held() {
+    use crate::uninit::{damaged, periodic_test_data, same_whatever_the_buffer_held};
+    let mut rng = crate::rng::SeededRng::new(4849);
+    let dict = sample_dictionary();
+    let mut checked = 0;
+    for round in 0..60 {
+        let len = rng.below(if round % 10 == 0 { 3 * CHUNK as u64 } else { 5000 }) as usize;
+        let data = periodic_test_data(&mut rng, len);
+        let dictionary = (round % 3 == 2).then_some(&dict[..]);
+        let frame = compress(&data, 3, dictionary).unwrap();
+        let mut inputs = vec![frame.clone()];
+        inputs.extend(damaged(&mut rng, &frame));
+        for (i, src) in inputs.iter().enumerate() {
+            let Some(cap) = declared_size(src).filter(|&n| n < 1 << 24).map(|n| n as usize) else { continue };
+            let got = same_whatever_the_buffer_held(cap, &mut |room| {
+                decompress_to_uninit(src, dictionary, room, &mut || ()).map(|()| room.len())
+            });
+            // What the growing decoder gives under the same limit, when it is all the frames'
+            // declared content.
+            let want = decompress(src, dictionary, cap).ok().filter(|out| out.len() == cap);
+            assert_eq!(got.as_ref().ok(), want.as_ref(), "round {round} input {i}");
+            if i == 0 {
+                assert_eq!(got.as_deref(), Ok(&data[..]), "round {round}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 150, "only {checked} inputs declared a size");
+}
+
+/// Whether this thread keeps a decoding context for the next call.
+fn a_decoder_is_kept() -> bool {
+    SPARE_DECODER.with(|spare| {
+        let kept = spare.take();
+        let is = kept.is_some();
+        spare.set(kept);
+        is
+    })
+}
+
+#[test]
+fn the_kept_decoding_context_decodes_as_a_new_one() {
+    // The context kept after a frame cut short, after a damaged one, after a frame decoded with a
+    // dictionary (which has its own) and after a streamed one decodes the next frame as a new
+    // context would; a context that streamed a long frame holds its window and is not kept.
+    let mut rng = crate::rng::SeededRng::new(4850);
+    let small = crate::uninit::periodic_test_data(&mut rng, 20_000);
+    let small_frame = compress(&small, 3, None).unwrap();
+    let long = crate::uninit::periodic_test_data(&mut rng, 3 * CHUNK + 5);
+    let long_frame = compress(&long, 3, None).unwrap();
+    let dict = sample_dictionary();
+    let json = b"{\"customer_id\": 7, \"order_id\": 1, \"status\": \"shipped\"}".repeat(20);
+    let dict_frame = compress(&json, 3, Some(&dict)).unwrap();
+    let mut flipped = small_frame.clone();
+    let at = flipped.len() / 2;
+    flipped[at] ^= 0x10;
+    let cut = &small_frame[..small_frame.len() * 2 / 3];
+
+    assert_eq!(decompress(&small_frame, None, 1 << 20).unwrap(), small);
+    assert!(a_decoder_is_kept());
+    let truncated = decompress(cut, None, 1 << 20).unwrap_err();
+    let damaged = decompress(&flipped, None, 1 << 20);
+    for round in 0..3 {
+        assert_eq!(decompress(cut, None, 1 << 20).unwrap_err(), truncated, "round {round}");
+        assert_eq!(decompress(&small_frame, None, 1 << 20).unwrap(), small, "round {round}");
+        assert_eq!(decompress(&flipped, None, 1 << 20), damaged, "round {round}");
+        let mut dst = vec![0; small.len()];
+        decompress_to(&small_frame, None, &mut dst, &mut || ()).unwrap();
+        assert_eq!(dst, small, "round {round}");
+        assert_eq!(decompress(&dict_frame, Some(&dict), 1 << 20).unwrap(), json, "round {round}");
+        assert_eq!(decompress(&long_frame, None, 1 << 24).unwrap(), long, "round {round}");
+        assert!(!a_decoder_is_kept(), "a context that streamed {} bytes was kept", long.len());
+        assert_eq!(decompress(&small_frame, None, 1 << 20).unwrap(), small, "round {round}");
+        assert!(a_decoder_is_kept());
+    }
+}
+
+#[test]
+fn a_damaged_frame_is_reported_alike_whatever_was_decoded_before() {
+    // A compresslab envelope of 0 bytes holding a damaged zstd frame (found by the fuzz target
+    // decode_ignores_what_the_output_buffer_held): libzstd's error depended on the buffers a
+    // kept context had from the frame decoded before it.
+    let envelope = b"CLZ\xc1\x01\x03\x00\x00\x00\x00\x28\xb5\x2f\xfd\x81\x81\x00\x00\x00\x00\x00\x00\x00\x00\
+        \x34\x00\x00\x00\x92\x00\x00\x00\x00\x00\x10\xe3\x00\x00\x10\xe3";
+    let decode = || {
+        let room: &mut [MaybeUninit<u8>] = &mut [];
+        crate::envelope::decompress_uninit(envelope, room, &mut || ())
+    };
+    SPARE_DECODER.with(Cell::take);
+    let fresh = decode();
+    assert!(matches!(fresh, Err(CodecError::Corrupt(_))), "{fresh:?}");
+    let mut rng = crate::rng::SeededRng::new(4851);
+    let text = crate::uninit::periodic_test_data(&mut rng, 300_000);
+    let unsized_frame = zstd::stream::encode_all(&text[..], 1).unwrap();
+    assert_eq!(declared_size(&unsized_frame), None);
+    let befores = [compress(&text[..5000], 3, None).unwrap(), unsized_frame, compress(&text, 1, None).unwrap()];
+    for (i, before) in befores.iter().enumerate() {
+        assert!(decompress(before, None, 1 << 20).is_ok());
+        assert_eq!(decode(), fresh, "after frame {i}");
+        assert_eq!(decode(), fresh, "after frame {i}, twice");
+    }
+}

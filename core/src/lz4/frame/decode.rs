@@ -1,11 +1,14 @@
 //! Decoding LZ4 frames: the frame loop, one frame's blocks, and where the content goes.
 
+use std::mem::MaybeUninit;
+
 use twox_hash::XxHash32;
 
 use super::header::{read_descriptor, skip_frame, Cursor, BLOCK_STORED, FRAME_MAGIC, LEGACY_MAGIC, SKIPPABLE_MAGIC};
 use crate::bytes::Filled;
 use crate::error::{try_with_capacity, CodecError, Result};
 use crate::lz4::decode::{self, DecodeError};
+use crate::uninit::{as_uninit, as_uninit_mut};
 
 /// How far back a linked block may refer into earlier output (LZ4 offsets are 16 bits).
 const LINKED_WINDOW: usize = 64 * 1024;
@@ -36,6 +39,14 @@ pub fn decompress_with_tick(src: &[u8], max_raw: usize, tick: &mut dyn FnMut()) 
 /// written past `dst`. Otherwise as [`decompress_with_tick`] with `dst.len()` as the limit,
 /// with the same errors (the unit tests and a fuzz target compare the two).
 pub fn decompress_to(src: &[u8], dst: &mut [u8], tick: &mut dyn FnMut()) -> Result<()> {
+    // SAFETY: the decoder writes only initialised bytes.
+    decompress_to_uninit(src, unsafe { as_uninit_mut(dst) }, tick)
+}
+
+/// [`decompress_to`] into memory that need not be initialised (a fresh SQL result): `Ok`
+/// means every byte of `dst` is written; nothing of `dst` is read before it is written, so
+/// the result and the errors do not depend on what it held.
+pub fn decompress_to_uninit(src: &[u8], dst: &mut [MaybeUninit<u8>], tick: &mut dyn FnMut()) -> Result<()> {
     Filled::fill_exactly(
         dst,
         |out, expected| decode_frames(src, out, expected, tick),
@@ -92,12 +103,13 @@ trait Output {
     fn reserve(&mut self, needed: usize, max_raw: usize) -> Result<()>;
     /// Append `data` (room reserved).
     fn extend_from_slice(&mut self, data: &[u8]);
-    /// Let `decode` write into `room` bytes after the content (room reserved), given the
-    /// content before them; keep the bytes it says it wrote.
+    /// Let `decode` write into `room` bytes after the content (room reserved, not
+    /// necessarily initialised), given the content before them; keep the bytes it says it
+    /// wrote, which it must have written.
     fn decode_into(
         &mut self,
         room: usize,
-        decode: impl FnOnce(&[u8], &mut [u8]) -> std::result::Result<usize, DecodeError>,
+        decode: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> std::result::Result<usize, DecodeError>,
     ) -> std::result::Result<usize, DecodeError>;
 }
 
@@ -117,12 +129,13 @@ impl Output for Vec<u8> {
     fn decode_into(
         &mut self,
         room: usize,
-        decode: impl FnOnce(&[u8], &mut [u8]) -> std::result::Result<usize, DecodeError>,
+        decode: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> std::result::Result<usize, DecodeError>,
     ) -> std::result::Result<usize, DecodeError> {
         let start = Vec::len(self);
         self.resize(start.saturating_add(room), 0);
         let (earlier, spare) = self.split_at_mut(start);
-        let decoded = decode(earlier, spare);
+        // SAFETY: the block decoder writes only initialised bytes.
+        let decoded = decode(earlier, unsafe { as_uninit_mut(spare) });
         self.truncate(start.saturating_add(*decoded.as_ref().unwrap_or(&0)));
         decoded
     }
@@ -133,7 +146,7 @@ impl Output for Filled<'_> {
         self.len
     }
     fn written(&self) -> &[u8] {
-        &self.buf[..self.len]
+        Filled::written(self)
     }
     fn reserve(&mut self, needed: usize, _max_raw: usize) -> Result<()> {
         // The decoder's limit is the buffer's length, so it never asks for more.
@@ -141,15 +154,17 @@ impl Output for Filled<'_> {
         Ok(())
     }
     fn extend_from_slice(&mut self, data: &[u8]) {
-        self.buf[self.len..][..data.len()].copy_from_slice(data);
+        self.buf[self.len..][..data.len()].copy_from_slice(as_uninit(data));
         self.len += data.len();
     }
     fn decode_into(
         &mut self,
         room: usize,
-        decode: impl FnOnce(&[u8], &mut [u8]) -> std::result::Result<usize, DecodeError>,
+        decode: impl FnOnce(&[u8], &mut [MaybeUninit<u8>]) -> std::result::Result<usize, DecodeError>,
     ) -> std::result::Result<usize, DecodeError> {
         let (earlier, rest) = self.buf.split_at_mut(self.len);
+        // SAFETY: `buf[..len]` is written (Filled's invariant).
+        let earlier = unsafe { crate::uninit::assume_written(earlier, earlier.len()) };
         let decoded = decode(earlier, &mut rest[..room]);
         self.len += *decoded.as_ref().unwrap_or(&0);
         decoded
@@ -250,9 +265,15 @@ fn decode_frame(
         out.reserve(start.saturating_add(cap), max_raw)?;
         let decoded = out.decode_into(cap, |earlier, spare| {
             if desc.independent {
-                decode::decompress_into(data, spare)
+                // Into the room as it is: the block decoder writes before it reads.
+                decode::decompress_uninit_ticking(data, spare, &mut || ())
             } else {
                 let window = earlier.get(start.saturating_sub(LINKED_WINDOW).max(frame_start)..).unwrap_or_default();
+                // Linked blocks (which our frames never have) take the block decoder's entry
+                // with a dictionary, on initialised memory: the room is zeroed for them.
+                spare.fill(MaybeUninit::new(0));
+                // SAFETY: every byte of `spare` was just written.
+                let spare = unsafe { &mut *(spare as *mut [MaybeUninit<u8>] as *mut [u8]) };
                 decode::decompress_into_with_dict(data, spare, window)
             }
         });

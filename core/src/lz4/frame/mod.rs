@@ -41,6 +41,6 @@ mod header;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{decompress, decompress_to, decompress_with_tick};
+pub use decode::{decompress, decompress_to, decompress_to_uninit, decompress_with_tick};
 pub use encode::{compress, compress_bound, compress_to, compress_to_ticking, compress_to_writer};
 pub use header::{content_size, declared_content_size};

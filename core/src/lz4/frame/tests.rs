@@ -188,3 +188,43 @@ fn descriptor_fields_are_read() {
     assert_eq!((desc.content_size, desc.block_max), (Some(1), 4 << 20));
     assert_eq!(input.rest, [0xAA]);
 }
+
+/// Decoding into uninitialised memory (Miri checks that nothing unwritten is read) gives what
+/// the growing decoder gives, whatever the memory held before: good and damaged frames of
+/// independent and of linked blocks.
+#[test]
+fn decoding_into_uninitialised_memory_equals_the_growing_decoder() {
+    use crate::uninit::{damaged, periodic_test_data, same_whatever_the_buffer_held};
+    let mut rng = crate::rng::SeededRng::new(4848);
+    let (rounds, long) = if cfg!(miri) { (4, 5000) } else { (120, 200_000) };
+    let mut checked = 0;
+    for round in 0..rounds {
+        let len = rng.below(if round % 4 == 0 { long } else { 3000 }) as usize;
+        let data = periodic_test_data(&mut rng, len);
+        let mode =
+            if round % 2 == 0 { lz4_flex::frame::BlockMode::Independent } else { lz4_flex::frame::BlockMode::Linked };
+        let info = lz4_flex::frame::FrameInfo::new()
+            .content_size(Some(len as u64))
+            .block_mode(mode)
+            .block_size(lz4_flex::frame::BlockSize::Max64KB);
+        let mut theirs = Vec::new();
+        let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, &mut theirs);
+        encoder.write_all(&data).unwrap();
+        encoder.finish().unwrap();
+        let mut inputs = vec![compress(&data), theirs.clone()];
+        inputs.extend(damaged(&mut rng, &theirs));
+        for (i, src) in inputs.iter().enumerate() {
+            let Some(cap) = content_size(src).filter(|&n| n < 1 << 20).map(|n| n as usize) else { continue };
+            let got = same_whatever_the_buffer_held(cap, &mut |room| {
+                decompress_to_uninit(src, room, &mut || ()).map(|()| room.len())
+            });
+            let want = decompress(src, cap).map_err(|e| format!("{e:?}"));
+            assert_eq!(got, want, "round {round} input {i}");
+            if i < 2 {
+                assert_eq!(got.as_deref(), Ok(&data[..]), "round {round} input {i}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > rounds * 3, "only {checked} inputs declared a size");
+}
