@@ -189,7 +189,7 @@ CREATE TEMP TABLE sql_per_call AS SELECT 524288 AS value_bytes, 32 AS n_values, 
 \qecho '```'
 \set sql_vs_c_only '^(pglz|lz4|zstd)_(de)?compress'
 \set sql_vs_c_no_kernel 1
-\o /dev/null
+\set sql_vs_c_quiet 1
 \set sql_vs_c_value_bytes 8192
 \set sql_vs_c_values 2048
 \ir bench/sql_vs_c.sql
@@ -202,7 +202,7 @@ INSERT INTO sql_per_call SELECT :sql_vs_c_value_bytes, :sql_vs_c_values, * FROM 
 \set sql_vs_c_values 4
 \ir bench/sql_vs_c.sql
 INSERT INTO sql_per_call SELECT :sql_vs_c_value_bytes, :sql_vs_c_values, * FROM sql_vs_c;
-\o
+\unset sql_vs_c_quiet
 SELECT what, value_bytes / 1024 AS value_kb,
        round(((ours_ms - fetch_ms) * 1e6 / n_values)::numeric) AS ours_ns_per_call,
        round(((server_ms - fetch_ms) * 1e6 / n_values)::numeric) AS server_ns_per_call,

@@ -14,7 +14,8 @@
 -- -v sql_vs_c_values=N times N values instead of 32 (2048 of 8 KB are 16 MiB too: small
 -- values need more of them to time); -v sql_vs_c_only=REGEX times only the functions whose
 -- name matches (e.g. 'decompress'); -v sql_vs_c_no_kernel=1 leaves the kernel's columns
--- empty and saves its timing (the report's per-call table). The last columns give the cost
+-- empty and saves its timing; -v sql_vs_c_quiet=1 prints nothing, leaving the timings in the
+-- temporary table sql_vs_c (both for the report's per-call table). The last columns give the cost
 -- per call in ns, ours and the server's, whole and beyond the kernel's time for one value.
 \set ON_ERROR_STOP 1
 \if :{?sql_vs_c_kind}
@@ -88,6 +89,9 @@ SELECT ord, what, kernel, direction, t[1] AS fetch_ms, t[2] AS ours_ms, t[3] AS 
                                         format('SELECT max(length(%s)) FROM sql_vs_c_values', ours)]
                                   || CASE WHEN server IS NOT NULL
                                           THEN ARRAY[format('SELECT max(length(%s)) FROM sql_vs_c_values', server)] END) t;
+\if :{?sql_vs_c_quiet}
+-- the caller reads the table sql_vs_c itself (the report's per-call table)
+\else
 -- A function whose own time is under a millisecond once the fetch is subtracted (crc32c: 16 MiB
 -- at tens of GB/s) is within the timer's and the fetch's noise: its derived figures are left
 -- empty rather than printed from a difference of two nearly equal times.
@@ -113,3 +117,4 @@ SELECT s.what, round(s.fetch_ms::numeric, 1) AS fetch_ms, round(s.ours_ms::numer
   LEFT JOIN sql_vs_c_kernel k ON k.method = s.kernel
   LEFT JOIN sql_vs_c_kernel c ON c.method = 'server_' || s.kernel
  ORDER BY s.ord;
+\endif
