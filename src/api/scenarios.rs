@@ -16,6 +16,7 @@ use crate::errors::{required, OrRaise};
 use crate::gucs;
 use crate::measure::{add_relation, build_codec, sample_size};
 use crate::rows::set_of;
+use crate::server::c_codecs::C_PGLZ_MAX_INPUT;
 use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::relations::RegClass;
 use crate::server::sampling::WHOLE_TABLE_BLOCKS;
@@ -91,7 +92,8 @@ fn estimate_toast_compression(
             let compressed: Vec<bool> = stored.iter().map(|s| s.compressed).collect();
             totals.add(value.len(), row.attributes.get(row.column).map_or(0, |a| a.size), &sizes);
             totals.add_compressed(&compressed);
-            if timing_bytes + value.len() <= TIMING_BYTES {
+            // over C_PGLZ_MAX_INPUT the server's pglz is not called (our encoder sizes it)
+            if value.len() <= C_PGLZ_MAX_INPUT && timing_bytes + value.len() <= TIMING_BYTES {
                 timing_bytes += value.len();
                 timing.push(value);
             }
