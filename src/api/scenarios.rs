@@ -16,7 +16,6 @@ use crate::errors::{required, OrRaise};
 use crate::gucs;
 use crate::measure::{add_relation, build_codec, sample_size};
 use crate::rows::set_of;
-use crate::server::c_codecs::C_PGLZ_MAX_INPUT;
 use crate::server::privileges::{require_page_read, require_superuser};
 use crate::server::relations::RegClass;
 use crate::server::sampling::WHOLE_TABLE_BLOCKS;
@@ -83,6 +82,9 @@ fn estimate_toast_compression(
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
         methods.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();
     let (mut timing, mut timing_bytes) = (Vec::new(), 0usize);
+    // Timed only on values every codec takes whole (the server's pglz_compress is bounded;
+    // a longer value is still sized, by our encoder).
+    let timing_max_value = codecs.iter().filter_map(|(_, codec)| codec.max_slice()).map(|(n, _)| n).min();
     let deadline = Instant::now() + NO_DEADLINE;
     let mut read = |first: u64, last: u64| {
         let mut totals = BlockTotals::default();
@@ -92,8 +94,7 @@ fn estimate_toast_compression(
             let compressed: Vec<bool> = stored.iter().map(|s| s.compressed).collect();
             totals.add(value.len(), row.attributes.get(row.column).map_or(0, |a| a.size), &sizes);
             totals.add_compressed(&compressed);
-            // over C_PGLZ_MAX_INPUT the server's pglz is not called (our encoder sizes it)
-            if value.len() <= C_PGLZ_MAX_INPUT && timing_bytes + value.len() <= TIMING_BYTES {
+            if timing_max_value.is_none_or(|max| value.len() <= max) && timing_bytes + value.len() <= TIMING_BYTES {
                 timing_bytes += value.len();
                 timing.push(value);
             }
