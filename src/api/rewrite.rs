@@ -17,7 +17,7 @@ use crate::errors::{raise, report, required, OrRaise};
 use crate::server::names::{quote_identifier, relation_name};
 use crate::server::privileges::permission_denied;
 use crate::server::relations::RegClass;
-use crate::server::rewrite::{execute, kept_plan, run_batch, text_column, typed_column, BatchSpec};
+use crate::server::rewrite::{check_caller, execute, kept_plan, run_batch, text_column, typed_column, BatchSpec};
 use crate::server::sampling::spi_failed;
 use crate::server::spi;
 
@@ -287,7 +287,7 @@ fn recompress_prepare(
     let col = quote_identifier(column_name);
     let mut alters = Vec::new();
     let mut leaves = Vec::new();
-    for (oid, relkind, compression, may_select, may_update) in tree {
+    for (oid, relkind, compression) in tree {
         let name = relation_name(oid).unwrap_or_default();
         // a foreign table among the partitions compresses nothing here: no statement
         if compression != method_char && matches!(relkind.as_str(), "r" | "p") {
@@ -296,12 +296,9 @@ fn recompress_prepare(
         if relkind != "r" {
             continue;
         }
-        if !may_select || !(may_update || dry_run) {
-            permission_denied(
-                format!("permission denied for table {name}"),
-                "recompress reads the column (SELECT) and rewrites it (UPDATE) in each table holding its rows: the table's owner, or a role granted both on the column.",
-            );
-        }
+        // SAFETY: a table of the tree just read; the lock is held to the transaction's end.
+        let rel = unsafe { pgrx::PgRelation::with_lock(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE) };
+        check_caller(&rel, &name, column_name, dry_run);
         leaves.push(oid);
     }
     if !dry_run {
@@ -313,12 +310,10 @@ fn recompress_prepare(
     TableIterator::once((method, alters, leaves, rewrite::batch_bytes(wal_rate), wal_rate))
 }
 
-/// The table and every partition below it (parents first): OID, relkind, the column's
-/// compression, and whether the caller may SELECT and UPDATE the column there.
-fn relation_tree(relid: pg_sys::Oid, column: &str) -> Vec<(pg_sys::Oid, String, String, bool, bool)> {
-    let query = "SELECT r.relid, c.relkind::pg_catalog.text, a.attcompression::pg_catalog.text, \
-                        pg_catalog.has_column_privilege(r.relid, a.attnum, 'SELECT'), \
-                        pg_catalog.has_column_privilege(r.relid, a.attnum, 'UPDATE') \
+/// The table and every partition below it (parents first): OID, relkind and the column's
+/// compression.
+fn relation_tree(relid: pg_sys::Oid, column: &str) -> Vec<(pg_sys::Oid, String, String)> {
+    let query = "SELECT r.relid, c.relkind::pg_catalog.text, a.attcompression::pg_catalog.text \
                    FROM (SELECT $1 AS relid, 0 AS level \
                          UNION SELECT t.relid::pg_catalog.oid, t.level FROM pg_catalog.pg_partition_tree($1) t) r \
                    JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid \
@@ -329,8 +324,7 @@ fn relation_tree(relid: pg_sys::Oid, column: &str) -> Vec<(pg_sys::Oid, String, 
         let rows = client.select(query, None, &[relid.into(), column.into()]).unwrap_or_else(|e| spi_failed(e));
         rows.map(|row| {
             let text = |i: usize| row.get::<String>(i).ok().flatten().unwrap_or_default();
-            let flag = |i: usize| row.get::<bool>(i).ok().flatten().unwrap_or(false);
-            (row.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or(relid), text(2), text(3), flag(4), flag(5))
+            (row.get::<pg_sys::Oid>(1).ok().flatten().unwrap_or(relid), text(2), text(3))
         })
         .collect()
     })

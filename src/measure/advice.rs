@@ -29,7 +29,7 @@ use crate::server::wal::WalSource;
 use crate::server::{check_interrupts, names, sampling, subtransaction, wal, PgHooks};
 
 /// Rows of a table turned into change records for the spill simulation.
-const SPILL_SAMPLE_ROWS: i64 = 2000;
+const SPILL_SAMPLE_ROWS: usize = 2000;
 /// Without images in pg_wal: pages sampled from this many of the most-written tables.
 const FALLBACK_TABLES: i64 = 5;
 const FALLBACK_PAGES: i32 = 200;
@@ -395,9 +395,9 @@ pub fn spill_row() -> Result<AdviceRow, String> {
     if spilled.amount <= 0.0 {
         return Err(format!("no logical-decoding spill recorded ({slots} replication slot(s))"));
     }
-    let (_, table) =
+    let (relid, table) =
         sampling::most_written_readable_tables(1).pop().ok_or("no table you may read to sample change records from")?;
-    let records = sampling::query_records(&format!("SELECT t FROM {table} t LIMIT {SPILL_SAMPLE_ROWS}"));
+    let records = sampling::table_records(relid, SPILL_SAMPLE_ROWS);
     let specs = [
         SpillSpec { strategy: SpillStrategy::Raw, level: None },
         SpillSpec { strategy: SpillStrategy::Lz4Stream, level: None },

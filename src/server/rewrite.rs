@@ -14,9 +14,13 @@ use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
 use pgrx::prelude::*;
 use pgrx::{FromDatum, IntoDatum, PgRelation, PgSqlErrorCode};
 
+use super::heap;
 use super::names::{quote_identifier, relation_name};
+use super::owner::{as_owner, owner_of};
 use super::pages::relation_blocks;
-use super::sampling::compression_method;
+use super::privileges::permission_denied;
+use super::sampling::{compression_method, spi_failed};
+use super::spi;
 use crate::errors::report;
 
 unsafe extern "C-unwind" {
@@ -173,6 +177,7 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
     let rel = unsafe { PgRelation::with_lock(spec.relid, lock as pg_sys::LOCKMODE) };
     let table = relation_name(spec.relid)
         .unwrap_or_else(|| report(PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE, "the table was dropped".into(), None));
+    let attnum = check_caller(&rel, &table, spec.column, spec.dry_run);
     let total = relation_blocks(&rel) as u64;
     let mut done = BatchDone { total_blocks: total, next_block: spec.first_block.min(total), ..BatchDone::default() };
     if spec.first_block >= total {
@@ -182,12 +187,88 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
     let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
     let cmethod = ToastCompression::from_setting(spec.method).map_or(b'p', ToastCompression::attcompression) as c_char;
     if spec.dry_run {
-        done.next_block = pick(&rel, &table, spec, end, cmethod, &mut done);
+        done.next_block = pick(&rel, spec, i32::from(attnum), end, cmethod, &mut done);
     } else {
-        rewrite_range(&rel, &table, spec, end, cmethod, &mut done);
+        rewrite_range(&rel, &table, spec, i32::from(attnum), end, cmethod, &mut done);
     }
     done.wal_total = wal_written();
     done
+}
+
+/// What the caller must be allowed before a batch reads `column` of `rel` without a query (a
+/// dry run's heap scan) or rewrites it as the table's owner: SELECT on the column, and UPDATE
+/// unless it only reads; and no row-level security applying to it, since neither the heap
+/// scan nor the owner's UPDATE would apply the caller's policies. Returns the column's number.
+pub fn check_caller(rel: &PgRelation, table: &str, column: &str, dry_run: bool) -> i16 {
+    let name = CString::new(column).unwrap_or_else(|_| corrupted(table, "has a column name with a NUL byte"));
+    // SAFETY: a catalog lookup of an open relation's column.
+    let attnum = unsafe { pg_sys::get_attnum(rel.oid(), name.as_ptr()) };
+    if attnum <= 0 {
+        report(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+            format!("{table} has no column {}", quote_identifier(column)),
+            None,
+        )
+    }
+    let may = |mode: u32| {
+        // SAFETY: privilege lookups of an open relation and its column, as the current user.
+        unsafe {
+            let user = pg_sys::GetUserId();
+            pg_sys::pg_class_aclcheck(rel.oid(), user, mode as pg_sys::AclMode) == pg_sys::AclResult::ACLCHECK_OK
+                || pg_sys::pg_attribute_aclcheck(rel.oid(), attnum, user, mode as pg_sys::AclMode)
+                    == pg_sys::AclResult::ACLCHECK_OK
+        }
+    };
+    if !may(pg_sys::ACL_SELECT) || !(dry_run || may(pg_sys::ACL_UPDATE)) {
+        permission_denied(
+            format!("permission denied for table {table}"),
+            "recompress reads the column (SELECT) and rewrites it (UPDATE) in each table holding its rows: the table's owner, or a role granted both on the column.",
+        );
+    }
+    refuse_row_security(rel, table);
+    if !dry_run {
+        require_owner_usage(rel, table);
+    }
+    attnum
+}
+
+/// Refuses the rewrite of a table with row-level security enabled by a caller who is not its
+/// owner while the owner may not use compresslab's schema: PostgreSQL's plan cache analyses the
+/// UPDATE again for the role that runs it where policies might apply, and as the owner the
+/// names of the UPDATE's functions (in compresslab's schema) would not be found.
+fn require_owner_usage(rel: &PgRelation, table: &str) {
+    let owner = owner_of(rel);
+    // SAFETY: rd_rel is valid for an open relation; the backend's current user.
+    let (row_security, user) = unsafe { ((*rel.rd_rel).relrowsecurity, pg_sys::GetUserId()) };
+    if !row_security || owner == user {
+        return;
+    }
+    // the schema the UPDATE names its functions with
+    let found = spi::select_two::<bool, String>(
+        "SELECT pg_catalog.has_schema_privilege($1, 'compresslab', 'USAGE'), \
+                pg_catalog.format('GRANT USAGE ON SCHEMA compresslab TO %I', pg_catalog.pg_get_userbyid($1))",
+        &[owner.into()],
+    )
+    .unwrap_or_else(|e| spi_failed(e));
+    if let (Some(false), Some(grant)) = found {
+        permission_denied(
+            format!("the owner of table {table}, which has row-level security enabled, may not use compresslab's schema"),
+            &format!("The rewrite runs as the table's owner, for whom PostgreSQL analyses the statement again where policies might apply: {grant}, or run recompress as the owner."),
+        );
+    }
+}
+
+/// Refuses a caller to whom row-level security applies on `rel` and who is not its owner: as
+/// the owner, the rewrite would reach rows the caller cannot see.
+fn refuse_row_security(rel: &PgRelation, table: &str) {
+    // SAFETY: the backend's current user.
+    let user = unsafe { pg_sys::GetUserId() };
+    if heap::row_security_applies(rel.oid()) && owner_of(rel) != user {
+        permission_denied(
+            format!("row-level security applies to you on table {table}"),
+            "recompress reads and rewrites every row of the table, as its owner: run it as the table's owner, or as a role that bypasses row-level security (a superuser, or BYPASSRLS).",
+        );
+    }
 }
 
 /// The WAL this backend has written since it started (PostgreSQL's `pgWalUsage`).
@@ -220,59 +301,50 @@ fn row_threshold(rel: &PgRelation) -> usize {
 /// A dry run's batch: counts into `done` the values of blocks `spec.first_block..end` a new
 /// write would change, in physical order, up to the batch's rows and bytes (the block where a
 /// limit is reached is read to its end), and what rewriting them would store and write. Returns
-/// the block the next batch starts at.
-fn pick(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmethod: c_char, done: &mut BatchDone) -> u64 {
-    let col = quote_identifier(spec.column);
-    let query = format!(
-        "SELECT t.ctid::pg_catalog.text, t.{col}, pg_catalog.pg_column_compression(t.{col}) \
-           FROM ONLY {table} t \
-          WHERE t.ctid OPERATOR(pg_catalog.>=) $1::pg_catalog.tid AND t.ctid OPERATOR(pg_catalog.<) $2::pg_catalog.tid \
-            AND t.{col} IS NOT NULL \
-          ORDER BY t.ctid"
-    );
+/// the block the next batch starts at. The rows are read by a heap scan: no query is planned,
+/// so none of the owner's code runs (the caller's privileges were checked).
+fn pick(rel: &PgRelation, spec: &BatchSpec, attnum: i32, end: u64, cmethod: c_char, done: &mut BatchDone) -> u64 {
     let threshold = row_threshold(rel);
-    let (mut picked, mut bytes, mut stop_at) = (0u32, 0i64, None::<u64>);
+    let (mut picked, mut bytes, mut stop_at) = (0u32, 0i64, None::<u32>);
     let mut next_block = end;
-    Spi::connect(|_| {
-        let plan = kept_plan(&query, &[pg_sys::TEXTOID, pg_sys::TEXTOID]);
-        let bounds = [format!("({},0)", spec.first_block), format!("({end},0)")];
-        let rows = execute(plan, &bounds.map(|b| b.into_datum()), true);
-        for row in 0..rows {
-            check_for_interrupts!();
-            let ctid = text_column(row, 1).unwrap_or_default();
-            let block = rewrite::ctid_block(&ctid).unwrap_or(end);
-            if let Some(last) = stop_at {
-                if block > last {
-                    next_block = block;
-                    break;
-                }
-            }
-            let Some(datum) = column(row, 2) else { continue };
-            let method = text_column(row, 3);
-            done.examined += 1;
-            let (external, size) = stored_form(datum);
-            let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED)
-                .then(|| tuple_length(rel, &ctid))
-                .flatten();
-            let value = StoredValue { method: method.as_deref(), external, size, row_len };
-            let decision = rewrite::decide(value, spec.method, threshold);
-            if decision == Decision::Keep {
-                continue;
-            }
-            let Some((digest, after)) = examine(datum, cmethod, decision, true) else { continue };
-            done.bytes_before += size as i64;
-            done.bytes_after += after as i64;
-            done.rewritten += 1;
-            // the rest of the row is written again too: its length but this value's
-            let row = tuple_length(rel, &ctid).unwrap_or(0);
-            let rest = row.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
-            done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
-            bytes += digest.len as i64;
-            picked += 1;
-            if stop_at.is_none() && (picked >= spec.batch_rows || bytes >= spec.batch_bytes) {
-                stop_at = Some(block);
-            }
+    let first = spec.first_block as u32;
+    heap::scan_blocks(rel.as_ptr(), first, (end - spec.first_block) as u32, |tuple| {
+        // SAFETY: a tuple of the scan: its header and its TID are read, and its column as
+        // stored (pointing into the pinned page) is measured before the next tuple.
+        let (block, row_length, datum) = unsafe {
+            let tid = (*tuple).t_self;
+            let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
+            let mut isnull = false;
+            let datum = pg_sys::heap_getattr(tuple, attnum, (*rel.as_ptr()).rd_att, &mut isnull);
+            (block, (*tuple).t_len as usize, (!isnull).then_some(datum))
+        };
+        if stop_at.is_some_and(|last| block > last) {
+            next_block = u64::from(block);
+            return false;
         }
+        let Some(datum) = datum else { return true };
+        let method = compression_method(datum);
+        done.examined += 1;
+        let (external, size) = stored_form(datum);
+        let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED).then_some(row_length);
+        let value = StoredValue { method, external, size, row_len };
+        let decision = rewrite::decide(value, spec.method, threshold);
+        if decision == Decision::Keep {
+            return true;
+        }
+        let Some((digest, after)) = examine(datum, cmethod, decision, true) else { return true };
+        done.bytes_before += size as i64;
+        done.bytes_after += after as i64;
+        done.rewritten += 1;
+        // the rest of the row is written again too: its length but this value's
+        let rest = row_length.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
+        done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
+        bytes += digest.len as i64;
+        picked += 1;
+        if stop_at.is_none() && (picked >= spec.batch_rows || bytes >= spec.batch_bytes) {
+            stop_at = Some(block);
+        }
+        true
     });
     next_block
 }
@@ -281,12 +353,21 @@ fn pick(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmethod: c_ch
 /// each value [`wanted`] picks, then each new row version read back as stored: its value must
 /// hold the digest [`copy`] took of the value of the version it replaced. Counts into `done`.
 ///
-/// A superuser rewriting another role's table runs the UPDATE as that role, in a
-/// security-restricted operation (as PostgreSQL runs VACUUM and ANALYZE): the table's index
-/// expressions, constraints and triggers are its owner's code, which must not run with a
-/// superuser's rights when the advice's CALL is pasted. The statement is prepared first, as
-/// the caller (names are looked up then).
-fn rewrite_range(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmethod: c_char, done: &mut BatchDone) {
+/// A caller who is not the table's owner runs the UPDATE as the owner ([`as_owner`]: a
+/// security-restricted operation in a GUC nest level of its own, as PostgreSQL runs VACUUM):
+/// its planning and the table's index expressions, constraints, triggers and rules are the
+/// owner's code, which must not run with the caller's rights. The statement is prepared
+/// (parsed, its names looked up) first, as the caller; the planner sees it only inside the
+/// switch.
+fn rewrite_range(
+    rel: &PgRelation,
+    table: &str,
+    spec: &BatchSpec,
+    attnum: i32,
+    end: u64,
+    cmethod: c_char,
+    done: &mut BatchDone,
+) {
     let col = quote_identifier(spec.column);
     // A TID range scan of the batch's blocks; under EvalPlanQual (a row updated meanwhile) the
     // WHERE and the copy are evaluated again on the row's newest version.
@@ -296,12 +377,6 @@ fn rewrite_range(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmet
             AND compresslab.recompress_wanted(t.{col}, t.ctid) \
          RETURNING t.ctid, compresslab.recompress_copied()"
     );
-    let name = CString::new(spec.column).unwrap_or_else(|_| corrupted(table, "has a column name with a NUL byte"));
-    // SAFETY: a catalog lookup of an open relation's column.
-    let attnum = i32::from(unsafe { pg_sys::get_attnum(spec.relid, name.as_ptr()) });
-    if attnum <= 0 {
-        report(PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN, format!("{table} has no column {col}"), None)
-    }
     REWRITING.with_borrow_mut(|state| {
         *state = Some(Rewriting {
             rel: rel.as_ptr(),
@@ -322,16 +397,17 @@ fn rewrite_range(rel: &PgRelation, table: &str, spec: &BatchSpec, end: u64, cmet
         })
     });
     let _clear = RewritingGuard;
-    // SAFETY: rd_rel is valid for an open relation.
-    let owner = unsafe { (*rel.rd_rel).relowner };
     // (the new row version, the number of its copy's digest)
     let mut written: Vec<(pg_sys::ItemPointerData, i64)> = Vec::new();
     Spi::connect(|_| {
-        let plan = kept_plan(&update, &[pg_sys::TEXTOID, pg_sys::TEXTOID]);
         let bounds = [format!("({},0)", spec.first_block), format!("({end},0)")];
-        let as_owner = AsOwner::enter(owner);
-        let rows = execute(plan, &bounds.map(|b| b.into_datum()), false);
-        drop(as_owner);
+        // prepared as the caller; planned (folding the owner's immutable functions) and run as
+        // the owner
+        let rows = as_owner(
+            owner_of(rel),
+            || kept_plan(&update, &[pg_sys::TEXTOID, pg_sys::TEXTOID]),
+            |plan| execute(plan, &bounds.map(|b| b.into_datum()), false),
+        );
         for row in 0..rows {
             let Some(tid) = column(row, 1) else { corrupted(table, "is missing") };
             // SAFETY: a non-NULL tid, passed by reference.
@@ -444,15 +520,8 @@ fn examine(datum: pg_sys::Datum, cmethod: c_char, decision: Decision, dry_run: b
     }
 }
 
-/// The length of the row version at `ctid` as stored (its line pointer's length), None if the
-/// slot holds no row now.
-fn tuple_length(rel: &PgRelation, ctid: &str) -> Option<usize> {
-    let inner = ctid.strip_prefix('(')?.strip_suffix(')')?;
-    let (block, offset) = inner.split_once(',')?;
-    tuple_length_at(rel.as_ptr(), block.parse().ok()?, offset.parse().ok()?)
-}
-
-/// The length of the row version at (`block`, `offset`) of `rel`, as [`tuple_length`].
+/// The length of the row version at (`block`, `offset`) of `rel` as stored (its line pointer's
+/// length), None if the slot holds no row now.
 fn tuple_length_at(rel: pg_sys::Relation, block: u32, offset: usize) -> Option<usize> {
     // SAFETY: the relation is open and locked and the block below its size (a row was just
     // read from it); the buffer is pinned and share-locked while the page is read, then
@@ -573,37 +642,6 @@ fn spi_status(status: i32) -> ! {
     // SAFETY: SPI_result_code_string returns a static string for any code.
     let text = unsafe { std::ffi::CStr::from_ptr(pg_sys::SPI_result_code_string(status)) };
     report(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("recompress: SPI failed: {}", text.to_string_lossy()), None)
-}
-
-/// The table's owner as the current user, in a security-restricted operation, while a
-/// superuser who is not the owner rewrites; the caller again on drop (an ERROR in between is
-/// undone by the transaction's abort, which restores the user).
-struct AsOwner(Option<(pg_sys::Oid, i32)>);
-
-impl AsOwner {
-    fn enter(owner: pg_sys::Oid) -> AsOwner {
-        // SAFETY: reads and sets the backend's current user and security context, restored
-        // by Drop (or by the transaction's abort).
-        unsafe {
-            let (mut user, mut context) = (pg_sys::InvalidOid, 0);
-            pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
-            if user == owner || !pg_sys::superuser() {
-                return AsOwner(None);
-            }
-            let restricted = (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32;
-            pg_sys::SetUserIdAndSecContext(owner, context | restricted);
-            AsOwner(Some((user, context)))
-        }
-    }
-}
-
-impl Drop for AsOwner {
-    fn drop(&mut self) {
-        if let Some((user, context)) = self.0 {
-            // SAFETY: restores what enter() read.
-            unsafe { pg_sys::SetUserIdAndSecContext(user, context) }
-        }
-    }
 }
 
 fn corrupted(table: &str, what: &str) -> ! {

@@ -18,6 +18,7 @@ use pgrx::{PgRelation, PgSqlErrorCode};
 
 use crate::errors::{raise, report, OrRaise};
 
+use super::heap;
 use super::names::{qualified_name, quote_identifier};
 
 /// Rows fetched from a cursor per batch; each batch's SPI tuple table is freed once copied.
@@ -72,29 +73,22 @@ const THINNING_SEED: u64 = 0x5eed_0fb1_0c00;
 
 /// How the rows of a range of blocks are read.
 enum Reader {
-    /// A TID range scan in SQL, as the caller: the query, `{leaf}`, `{first}` and `{last}` to
-    /// fill in; the selected columns are its ordinals 1, 2, ...
+    /// Row-level security applies to the caller, and only a query applies policies: a TID
+    /// range scan in SQL, planned and run as the caller (as any query of its on the table):
+    /// the query, `{leaf}`, `{first}` and `{last}` to fill in; the selected columns are its
+    /// ordinals 1, 2, ...
     Sql(String),
-    /// The caller may read some columns but not the table (column privileges only), and no
-    /// row-level security applies to it: a heap scan of the blocks; the selected columns are
-    /// these attribute indexes (attnum - 1), the sampled column's first.
-    Heap { table: pg_sys::Oid, attributes: Vec<usize> },
+    /// Every other case: a heap scan of the blocks (`heap::scan_blocks`: no planner, none of
+    /// the owner's code), of the leaf itself; the selected columns by name, found in each
+    /// leaf's own descriptor.
+    Heap { columns: Vec<String> },
 }
 
-/// Why `rel`'s blocks cannot be sampled by the caller, None when they can: SELECT on the table
-/// lets the sample name `ctid`; with SELECT on some columns only, its heap is scanned directly,
-/// which a partitioned table (whose columns' privileges are its own, not its partitions') or
-/// row-level security (whose policies only a query applies) rules out.
+/// Why `rel`'s blocks cannot be sampled by the caller, None when they can: a heap scan reads
+/// them after the privilege checks a query would make, but where row-level security applies
+/// only a query applies the policies, and a query naming `ctid` needs SELECT on the table.
 pub fn unreadable_blocks(rel: &PgRelation) -> Option<String> {
-    if select_on_table(rel) {
-        return None;
-    }
-    if relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE {
-        return Some("a partitioned table is sampled by block, which needs SELECT on the whole table".into());
-    }
-    // SAFETY: a catalog lookup for an open relation, as the current user.
-    let rls = unsafe { pg_sys::check_enable_rls(rel.oid(), pg_sys::InvalidOid, true) };
-    (rls as u32 == pg_sys::CheckEnableRlsResult::RLS_ENABLED).then(|| {
+    (!select_on_table(rel) && heap::row_security_applies(rel.oid())).then(|| {
         "row-level security applies and you may not SELECT the whole table: its rows are sampled by block only through \
          a query that names ctid, which needs SELECT on the table"
             .into()
@@ -143,24 +137,28 @@ pub(crate) fn compression_method(datum: pg_sys::Datum) -> Option<&'static str> {
     }
 }
 
-/// A table's blocks, to sample a column from them: every row of a chosen block is read (with
-/// the caller's privileges: row-level security and column privileges apply), its value
-/// detoasted and its row described as the table stores it (every variable-length attribute's
-/// storage, raw size, stored size and method, the tuple header, the fixed-length bytes, the
-/// table's `toast_tuple_target`), for replaying TOAST on each row. A partitioned table's
-/// blocks are its leaves' blocks end to end, each read through the partitioned table.
+/// A table's blocks, to sample a column from them: every row of a chosen block is read (what
+/// the caller may read: column privileges and row-level security hold), its value detoasted
+/// and its row described as the table stores it (every variable-length attribute's storage,
+/// raw size, stored size and method, the tuple header, the fixed-length bytes, the table's
+/// `toast_tuple_target`), for replaying TOAST on each row. A partitioned table's blocks are
+/// its leaves' blocks end to end.
 ///
-/// The query selects each variable-length column the caller may read once, as stored (the
-/// method read from the datum, not by a function call per column), so a table of 1,600
-/// columns stays within the 1,664 entries of a target list. A variable-length column the
-/// caller may not read is left out of the row's model: its value is neither read
-/// nor measured, and the row is modelled without it (a NOTICE names it).
-///
-/// A caller with SELECT on some columns only may not name `ctid`, so its blocks are read by a
-/// heap scan limited to them instead ([`Reader::Heap`]): the same rows `SELECT` would return
-/// (the statement's snapshot), the columns it may read and no other.
+/// The blocks are read by a heap scan ([`Reader::Heap`]): no query is planned, so none of the
+/// table owner's code runs (the planner folds the immutable functions of index expressions,
+/// partial-index predicates and statistics expressions, as whoever plans). The same rows
+/// `SELECT` would return (the statement's snapshot), the columns the caller may read and no
+/// other. Only where row-level security applies to the caller does a query read them
+/// ([`Reader::Sql`], planned as the caller, as any query of its on the table): only a query
+/// applies policies. Each variable-length column the caller may read is selected once, as
+/// stored (the method read from the datum), so a table of 1,600 columns stays within the 1,664
+/// entries of a target list. A variable-length column the caller may not read is left out of
+/// the row's model: its value is neither read nor measured, and the row is modelled without it
+/// (a NOTICE names it).
 pub struct BlockSampler {
     reader: Reader,
+    /// The table sampled.
+    table: pg_sys::Oid,
     /// Each leaf (the table itself for a plain table, with no filter) and the first block of
     /// the sampler's numbering that is its.
     leaves: Vec<(Option<pg_sys::Oid>, u64)>,
@@ -253,8 +251,8 @@ impl BlockSampler {
         let selected: Vec<String> = varlena.iter().map(|(name, _, _)| quote_identifier(name)).collect();
         let quoted = quote_identifier(col);
         let table = qualified_name(rel.namespace(), rel.name());
-        // A TID range scan reads only the blocks asked for (PostgreSQL 14 and later).
-        let reader = if whole_table {
+        let reader = if heap::row_security_applies(rel.oid()) {
+            // A TID range scan reads only the blocks asked for (PostgreSQL 14 and later).
             Reader::Sql(format!(
                 "SELECT {} FROM {table} \
                   WHERE ctid OPERATOR(pg_catalog.>=) '({{first}},0)'::pg_catalog.tid \
@@ -262,10 +260,7 @@ impl BlockSampler {
                 selected.join(", ")
             ))
         } else {
-            Reader::Heap {
-                table: rel.oid(),
-                attributes: varlena.iter().map(|(_, attnum, _)| (*attnum - 1) as usize).collect(),
-            }
+            Reader::Heap { columns: varlena.iter().map(|(name, _, _)| name.clone()).collect() }
         };
         let sizes: Vec<(Option<pg_sys::Oid>, u64)> = if partitioned {
             Spi::connect(|client| {
@@ -296,6 +291,7 @@ impl BlockSampler {
         }
         BlockSampler {
             reader,
+            table: rel.oid(),
             leaves,
             nblocks,
             varlena: varlena.into_iter().map(|(_, _, storage)| storage).collect(),
@@ -361,51 +357,34 @@ impl BlockSampler {
                     BlockEnd::Read
                 })
             }
-            Reader::Heap { table, attributes } => {
-                // SAFETY: the caller holds the relation open and locked (AccessShareLock); the
-                // scan reads the blocks asked for under the statement's snapshot; each tuple's
-                // datums point into its pinned buffer and are copied or measured by `each`
-                // before the next tuple; the scan ends here (an ERROR in between leaves its pin
-                // to the resource owner, as any aborted scan).
-                unsafe {
-                    let rel = PgRelation::open(*table);
-                    let natts = (*rel.rd_att).natts as usize;
-                    let mut values = vec![pg_sys::Datum::from(0usize); natts];
-                    let mut nulls = vec![true; natts];
-                    let flags = pg_sys::ScanOptions::SO_TYPE_SEQSCAN | pg_sys::ScanOptions::SO_ALLOW_PAGEMODE;
-                    let scan = pg_sys::heap_beginscan(
-                        rel.as_ptr(),
-                        pg_sys::GetActiveSnapshot(),
-                        0,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        flags,
-                    );
-                    pg_sys::heap_setscanlimits(
-                        scan,
-                        first as pg_sys::BlockNumber,
-                        (last - first + 1) as pg_sys::BlockNumber,
-                    );
-                    let mut end = BlockEnd::Read;
-                    loop {
-                        check_for_interrupts!();
-                        let tuple = pg_sys::heap_getnext(scan, pg_sys::ScanDirection::ForwardScanDirection);
-                        if tuple.is_null() {
-                            break;
-                        }
-                        pg_sys::heap_deform_tuple(tuple, rel.rd_att, values.as_mut_ptr(), nulls.as_mut_ptr());
-                        if attributes.get(self.column).is_none_or(|&a| nulls[a]) {
-                            continue;
-                        }
-                        let get = |i: usize| attributes.get(i).filter(|&&a| !nulls[a]).map(|&a| values[a]);
-                        if let Some(answer) = each(&get) {
-                            end = answer;
-                            break;
-                        }
+            Reader::Heap { columns } => {
+                let Some(heap) = heap::open(leaf.unwrap_or(self.table)) else { return BlockEnd::Read };
+                let attributes = heap::attribute_indexes(heap, columns);
+                // SAFETY: the descriptor of the relation open above.
+                let natts = unsafe { (*(*heap).rd_att).natts } as usize;
+                let mut values = vec![pg_sys::Datum::from(0usize); natts];
+                let mut nulls = vec![true; natts];
+                let mut end = BlockEnd::Read;
+                heap::scan_blocks(heap, first as u32, (last - first + 1) as u32, |tuple| {
+                    // SAFETY: a tuple of the scan, deformed with its relation's descriptor into
+                    // arrays of its width; the datums are used by `each` before the next tuple.
+                    unsafe {
+                        pg_sys::heap_deform_tuple(tuple, (*heap).rd_att, values.as_mut_ptr(), nulls.as_mut_ptr())
+                    };
+                    let get = |i: usize| attributes.get(i).copied().flatten().filter(|&a| !nulls[a]).map(|a| values[a]);
+                    if get(self.column).is_none() {
+                        return true;
                     }
-                    pg_sys::heap_endscan(scan);
-                    end
-                }
+                    match each(&get) {
+                        Some(answer) => {
+                            end = answer;
+                            false
+                        }
+                        None => true,
+                    }
+                });
+                heap::close(heap);
+                end
             }
         }
     }
@@ -647,16 +626,21 @@ pub fn query_records(query: &str) -> Records {
 }
 
 /// The `limit` tables with the most rows written (pg_stat_user_tables) that the caller may
-/// read: their OIDs and `schema.table` quoted as needed, most written first.
+/// read whole and whose rows [`table_records`] reads (a heap: no partitioned table; no
+/// row-level security applying to the caller): their OIDs and `schema.table` quoted as needed,
+/// most written first.
 pub fn most_written_readable_tables(limit: i64) -> Vec<(pg_sys::Oid, String)> {
     Spi::connect(|client| {
         client
             .select(
-                "SELECT relid, pg_catalog.quote_ident(schemaname) OPERATOR(pg_catalog.||) '.' \
-                        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(relname) \
-                   FROM pg_catalog.pg_stat_user_tables \
-                  WHERE pg_catalog.has_table_privilege(relid, 'SELECT') \
-                  ORDER BY n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd OPERATOR(pg_catalog.+) n_tup_del DESC, relid \
+                "SELECT s.relid, pg_catalog.quote_ident(s.schemaname) OPERATOR(pg_catalog.||) '.' \
+                        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(s.relname) \
+                   FROM pg_catalog.pg_stat_user_tables s \
+                   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.relid \
+                  WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) \
+                    AND pg_catalog.has_table_privilege(s.relid, 'SELECT') \
+                    AND NOT pg_catalog.row_security_active(s.relid) \
+                  ORDER BY s.n_tup_ins OPERATOR(pg_catalog.+) s.n_tup_upd OPERATOR(pg_catalog.+) s.n_tup_del DESC, s.relid \
                   LIMIT $1",
                 None,
                 &[limit.into()],
@@ -665,4 +649,31 @@ pub fn most_written_readable_tables(limit: i64) -> Vec<(pg_sys::Oid, String)> {
             .filter_map(|row| Some((row.get::<pg_sys::Oid>(1).ok()??, row.get::<String>(2).ok()??)))
             .collect()
     })
+}
+
+/// The text form of the first `limit` rows of table `relid` in physical order (what `SELECT t
+/// FROM table t LIMIT limit` returns without an ORDER BY), one record each, read by a heap scan
+/// ([`heap::scan_blocks`]: no query planned, none of the owner's code run). The caller checked
+/// that it may read the whole table and that no row-level security applies to it. A table
+/// dropped meanwhile gives no records.
+pub fn table_records(relid: pg_sys::Oid, limit: usize) -> Records {
+    let mut records = Records::new();
+    let Some(rel) = heap::open(relid) else { return records };
+    heap::scan_blocks(rel, 0, u32::MAX, |tuple| {
+        // SAFETY: a tuple of the scan and its relation's descriptor (whose type is the table's
+        // row type): the copy is a composite datum, printed by record_out (the columns' own
+        // output functions) into a palloc'd string, both freed here.
+        let text = unsafe {
+            let row = pg_sys::heap_copy_tuple_as_datum(tuple, (*rel).rd_att);
+            let text = pg_sys::OidOutputFunctionCall(pg_sys::Oid::from(pg_sys::F_RECORD_OUT), row);
+            let bytes = std::ffi::CStr::from_ptr(text).to_bytes().to_vec();
+            pg_sys::pfree(text.cast());
+            pg_sys::pfree(row.cast_mut_ptr());
+            bytes
+        };
+        records.try_push(&text).or_raise();
+        records.len() < limit
+    });
+    heap::close(rel);
+    records
 }

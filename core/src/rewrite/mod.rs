@@ -75,11 +75,6 @@ pub fn scan_end(first: u64, total: u64, rows_per_block: Option<f64>, batch_rows:
     first.saturating_add(blocks).min(total).max(first.min(total))
 }
 
-/// The block number of a `ctid`'s text form, `(block,offset)`.
-pub fn ctid_block(ctid: &str) -> Option<u64> {
-    ctid.strip_prefix('(')?.split(',').next()?.parse().ok()
-}
-
 /// `max_wal_rate` as bytes a second: a number and a unit of bytes (`B`, `kB`, `MB`, `GB`,
 /// `TB`, powers of 1024 as in PostgreSQL's settings), then `/s`, e.g. `20 MB/s`.
 pub fn parse_rate(text: &str) -> Result<f64, CodecError> {

@@ -40,14 +40,6 @@ fn a_scan_reads_enough_blocks_for_the_rows_and_stops_at_the_end() {
 }
 
 #[test]
-fn ctid_blocks_are_read_from_their_text() {
-    assert_eq!(ctid_block("(0,1)"), Some(0));
-    assert_eq!(ctid_block("(4294967294,65535)"), Some(4294967294));
-    assert_eq!(ctid_block("0,1"), None);
-    assert_eq!(ctid_block("(x,1)"), None);
-}
-
-#[test]
 fn rates_parse_in_the_units_of_the_settings() {
     assert_eq!(parse_rate("20 MB/s").unwrap(), 20.0 * 1048576.0);
     assert_eq!(parse_rate("512kB/s").unwrap(), 512.0 * 1024.0);
