@@ -2,7 +2,10 @@
 # Idempotent set-up for a fresh Debian machine, as root: installs only what is missing and
 # prints one line per step. Used by both README commands (scripts/report.sh, scripts/test.sh).
 #
-#   scripts/setup.sh            PostgreSQL 15 from Debian's packages (/usr/bin/pg_config)
+#   scripts/setup.sh            what the report needs (scripts/report.sh): PostgreSQL 15 from
+#                               Debian's packages (/usr/bin/pg_config), the build tools, cargo-pgrx
+#   scripts/setup.sh --tests    and what the tests need too (scripts/test.sh): rustfmt, clippy,
+#                               pyflakes, lintian, dpkg-dev, pgxnclient, pgxn_meta
 #   scripts/setup.sh --pg N     PostgreSQL N (15, 16, 17 or 18) with lz4, zstd, pg_walinspect,
 #                               pageinspect and test_decoding; prints its pg_config's path as
 #                               the last line. 15: Debian's packages. 18: built from Debian's
@@ -22,11 +25,13 @@ PGRX_VERSION=0.18.0
 PGXN_META_VERSION=0.7.0
 PG_MAJOR=15
 print_pg_config=false
+for_tests=false
 while (($#)); do
   case $1 in
+    --tests) for_tests=true; shift ;;
     --pg) PG_MAJOR=${2:?--pg needs a major version}; print_pg_config=true; shift 2 ;;
     --pg=*) PG_MAJOR=${1#--pg=}; print_pg_config=true; shift ;;
-    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--pg 15|16|17|18])" >&2; exit 2 ;;
+    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--tests] [--pg 15|16|17|18])" >&2; exit 2 ;;
   esac
 done
 case $PG_MAJOR in
@@ -38,9 +43,10 @@ case $PG_MAJOR in
     ((PG_MAJOR != 16)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg16/pgserver/pginstall/bin/pg_config ;;
   *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 16, 17 or 18)" >&2; exit 2 ;;
 esac
-# pyflakes3: the gates' Python linter (scripts/test.sh).
-DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3 pyflakes3
+DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3
   build-essential pkg-config)
+# pyflakes3: the gates' Python linter (scripts/test.sh).
+! $for_tests || DEB_PACKAGES+=(pyflakes3)
 # Building PostgreSQL 18 from source, and unpacking 17's header packages.
 ((PG_MAJOR == 15)) || DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
 
@@ -72,13 +78,6 @@ if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q
   step "packaged cluster" "stopped"
 fi
 
-if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
-  step "rustfmt, clippy" "present"
-else
-  step "rustfmt, clippy" "installing"
-  rustup component add rustfmt clippy >/dev/null
-fi
-
 if [[ "$(cargo pgrx --version 2>/dev/null || true)" == "cargo-pgrx $PGRX_VERSION" ]]; then
   step "cargo-pgrx" "$PGRX_VERSION present"
 else
@@ -86,25 +85,34 @@ else
   cargo install cargo-pgrx --version "$PGRX_VERSION" --locked --force --quiet
 fi
 
-# The package layer's tools (pgrx-tests/t/package.sh): lintian judges the Debian package,
-# dpkg-shlibdeps (dpkg-dev) computes its Depends, pgxnclient installs the PGXN zip.
-for pkg in lintian dpkg-dev pgxnclient; do
-  if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-    step "$pkg" "present"
+if $for_tests; then
+  if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
+    step "rustfmt, clippy" "present"
   else
-    step "$pkg" "installing"
-    apt_log=$(mktemp)
-    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$pkg"; } >"$apt_log" 2>&1 ||
-      { cat "$apt_log"; exit 1; }
-    rm -f "$apt_log"
+    step "rustfmt, clippy" "installing"
+    rustup component add rustfmt clippy >/dev/null
   fi
-done
-# pgxn_meta, PGXN's validator of META.json (the gates, scripts/meta_json.py).
-if [[ "$(pgxn_meta --version 2>/dev/null || true)" == *" $PGXN_META_VERSION" ]]; then
-  step "pgxn_meta" "$PGXN_META_VERSION present"
-else
-  step "pgxn_meta" "installing $PGXN_META_VERSION (about 3 minutes)"
-  cargo install pgxn_meta --version "$PGXN_META_VERSION" --locked --force --quiet
+
+  # The package layer's tools (pgrx-tests/t/package.sh): lintian judges the Debian package,
+  # dpkg-shlibdeps (dpkg-dev) computes its Depends, pgxnclient installs the PGXN zip.
+  for pkg in lintian dpkg-dev pgxnclient; do
+    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      step "$pkg" "present"
+    else
+      step "$pkg" "installing"
+      apt_log=$(mktemp)
+      { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$pkg"; } >"$apt_log" 2>&1 ||
+        { cat "$apt_log"; exit 1; }
+      rm -f "$apt_log"
+    fi
+  done
+  # pgxn_meta, PGXN's validator of META.json (the gates, scripts/meta_json.py).
+  if [[ "$(pgxn_meta --version 2>/dev/null || true)" == *" $PGXN_META_VERSION" ]]; then
+    step "pgxn_meta" "$PGXN_META_VERSION present"
+  else
+    step "pgxn_meta" "installing $PGXN_META_VERSION (about 3 minutes)"
+    cargo install pgxn_meta --version "$PGXN_META_VERSION" --locked --force --quiet
+  fi
 fi
 
 if ((PG_MAJOR != 15)); then

@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 # rustup installs cargo in ~/.cargo/bin, which a bare shell's PATH (env -i PATH=/usr/bin:/bin)
 # does not name.
 [[ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-scripts/setup.sh
+scripts/setup.sh --tests
 source scripts/cluster.sh
 
 declare -A status

@@ -96,7 +96,9 @@ RESET ROLE;
 RESET search_path;
 \c
 SHOW search_path;
+\set VERBOSITY terse
 CALL compresslab.recompress('eve.strict', 'body', 'lz4');
+\set VERBOSITY default
 SHOW search_path;
 SELECT current_user = session_user AS user_restored;
 -- Row-level security that applies to the caller: refused before anything changes (as the

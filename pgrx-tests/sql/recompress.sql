@@ -78,9 +78,20 @@ SELECT name, pg_temp.try(q) AS result FROM (VALUES
   ('batch_rows 0',        $q$CALL compresslab.recompress('docs', 'body', batch_rows => 0)$q$),
   ('not a rate',          $q$CALL compresslab.recompress('docs', 'body', max_wal_rate => '20 MB')$q$),
   ('bad triggers mode',   $q$CALL compresslab.recompress('docs', 'body', triggers => 'maybe')$q$),
+  ('lock_timeout -1 s',   $q$CALL compresslab.recompress('docs', 'body', lock_timeout => '-1 s')$q$),
+  ('lock_timeout 25 days', $q$CALL compresslab.recompress('docs', 'body', lock_timeout => '25 days')$q$),
+  ('lock_timeout 1000000 years', $q$CALL compresslab.recompress('docs', 'body', lock_timeout => '1000000 years')$q$),
+  ('lock_timeout NULL',   $q$CALL compresslab.recompress('docs', 'body', lock_timeout => NULL)$q$),
+  ('negative max_replay_lag', $q$CALL compresslab.recompress('docs', 'body', max_replay_lag => '-1 s')$q$),
   ('no relation',         $q$CALL compresslab.recompress(NULL, 'body')$q$),
   ('in a transaction',    $q$CALL compresslab.recompress('docs', 'body')$q$)
 ) AS t(name, q);
+-- a bad lock_timeout is refused before the column's method changes
+CREATE TABLE early (id int, body text COMPRESSION pglz);
+INSERT INTO early VALUES (1, repeat('early ', 900));
+SELECT pg_temp.try($q$CALL compresslab.recompress('early', 'body', 'lz4', lock_timeout => '25 days')$q$) AS refused;
+SELECT attcompression AS still_pglz FROM pg_attribute WHERE attrelid = 'early'::regclass AND attname = 'body';
+DROP TABLE early;
 -- What an UPDATE costs beyond its row, said before it runs (a NOTICE)
 SET client_min_messages = notice;
 CREATE TABLE keyed (id text PRIMARY KEY, body text);
@@ -99,6 +110,56 @@ SELECT count(*) AS trigger_fired FROM audit_log;
 CALL compresslab.recompress('audited', 'body', 'pglz', triggers => 'skip');
 SELECT count(*) AS not_fired_again FROM audit_log;
 SELECT pg_column_compression(body), count(*) FROM audited GROUP BY 1;
+-- A statement-level UPDATE trigger and an ON UPDATE rule are refused alike; 'fire' runs the
+-- rule for every row rewritten; an INSTEAD rule, which would replace the UPDATE, is refused
+-- whatever triggers says.
+CREATE TABLE stated (id int, body text COMPRESSION pglz);
+INSERT INTO stated SELECT g, repeat('stated row ' || g, 400) FROM generate_series(1, 10) g;
+CREATE FUNCTION log_statement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit_log VALUES (-1); RETURN NULL; END $$;
+CREATE TRIGGER stated_update AFTER UPDATE ON stated FOR EACH STATEMENT EXECUTE FUNCTION log_statement();
+SELECT pg_temp.try($q$CALL compresslab.recompress('stated', 'body', 'lz4')$q$) AS statement_trigger;
+DROP TRIGGER stated_update ON stated;
+TRUNCATE audit_log;
+CREATE RULE stated_rule AS ON UPDATE TO stated DO ALSO INSERT INTO audit_log VALUES (NEW.id);
+SELECT pg_temp.try($q$CALL compresslab.recompress('stated', 'body', 'lz4')$q$) AS rule;
+CALL compresslab.recompress('stated', 'body', 'lz4', triggers => 'fire');
+SELECT count(*) AS rule_ran FROM audit_log;
+DROP RULE stated_rule ON stated;
+CREATE RULE stated_instead AS ON UPDATE TO stated DO INSTEAD NOTHING;
+SELECT pg_temp.try($q$CALL compresslab.recompress('stated', 'body', 'pglz', triggers => 'fire')$q$) AS instead_rule;
+DROP TABLE stated;
+DROP FUNCTION log_statement();
+-- A deferrable constraint trigger on another role's table: a superuser's CALL (which rewrites
+-- as the owner, in a security-restricted operation, where PostgreSQL will not fire it) is
+-- refused before anything changes; the owner's own CALL fires it.
+CREATE ROLE recompress_deferrer;
+CREATE TABLE deferred_t (id int, body text COMPRESSION pglz);
+INSERT INTO deferred_t SELECT g, repeat('deferred row ' || g, 400) FROM generate_series(1, 10) g;
+CREATE FUNCTION public.deferred_check() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER deferred_check AFTER UPDATE ON deferred_t DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION public.deferred_check();
+ALTER TABLE deferred_t OWNER TO recompress_deferrer;
+SELECT pg_temp.try($q$CALL compresslab.recompress('deferred_t', 'body', 'lz4', triggers => 'fire')$q$) AS not_the_owner;
+SELECT attcompression AS still_pglz FROM pg_attribute WHERE attrelid = 'deferred_t'::regclass AND attname = 'body';
+GRANT USAGE ON SCHEMA compresslab TO recompress_deferrer;
+SET ROLE recompress_deferrer;
+CALL compresslab.recompress('deferred_t', 'body', 'lz4', triggers => 'fire');
+RESET ROLE;
+SELECT pg_column_compression(body), count(*) FROM deferred_t GROUP BY 1;
+DROP TABLE deferred_t;
+DROP FUNCTION public.deferred_check();
+REVOKE USAGE ON SCHEMA compresslab FROM recompress_deferrer;
+DROP ROLE recompress_deferrer;
+-- An inheritance parent: its own rows and its children's, as a partitioned table's partitions.
+CREATE TABLE inh_parent (id int, body text COMPRESSION pglz);
+CREATE TABLE inh_child (extra int) INHERITS (inh_parent);
+INSERT INTO inh_parent SELECT g, repeat('parent row ' || g, 400) FROM generate_series(1, 10) g;
+INSERT INTO inh_child SELECT g, repeat('child row ' || g, 400), g FROM generate_series(11, 30) g;
+CREATE TEMP TABLE inh_before AS SELECT id, md5(body) AS m FROM inh_parent;
+CALL compresslab.recompress('inh_parent', 'body', 'lz4');
+SELECT tableoid::regclass, pg_column_compression(body), count(*) FROM inh_parent GROUP BY 1, 2 ORDER BY 1;
+SELECT count(*) AS unchanged FROM inh_parent JOIN inh_before USING (id) WHERE md5(body) = m;
+DROP TABLE inh_child, inh_parent;
 -- A superuser rewriting another role's table runs the table's code (here its trigger) as the
 -- table's owner, not as a superuser: pasting the advice's CALL runs nothing with more rights.
 -- The owner's code runs with search_path 'pg_catalog, pg_temp' (owner_code.sql): it names its

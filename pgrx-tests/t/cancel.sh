@@ -20,7 +20,7 @@
 # (pg_logical_emit_message), cancelled 0.2 s into the read.
 #
 # The server's C code: liblz4's calls and pglz_decompress run on a worker thread over more than
-# 16 MiB (src/server/off_thread.rs), so server_lz4_compress, server_lz4_decompress,
+# 16 MiB (src/server/codecs/off_thread.rs), so server_lz4_compress, server_lz4_decompress,
 # server_pglz_decompress (the decoders 5 times in a row: one call is under a second) and
 # bench() of server_lz4 on a whole value are cancelled 0.2 s in (the copy for the worker) and
 # 1.5 s in (inside the C call, the worker then abandoned). One case runs a second statement in

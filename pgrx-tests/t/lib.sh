@@ -47,6 +47,18 @@ check() {
   shift
   if "$@"; then pass "$what"; else fail "$what"; fi
 }
+# check, and on failure the log that says why: check_log LOG WHAT COMMAND...
+check_log() {
+  local log=$1
+  shift
+  local what=$1
+  shift
+  if "$@"; then pass "$what"; else fail "$what" "its log, $log:"; cat "$log"; fi
+}
+# A system program wherever Debian puts it (a root shell's bare PATH may lack /usr/sbin).
+system_program() {
+  command -v "$1" || { [[ -x /usr/sbin/$1 ]] && echo "/usr/sbin/$1"; } || { [[ -x /sbin/$1 ]] && echo "/sbin/$1"; }
+}
 finish() {
   echo "$passed passed, $failed failed"
   ((failed == 0))

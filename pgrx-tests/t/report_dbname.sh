@@ -47,14 +47,15 @@ conninfo="host=$PGHOST port=$PGPORT dbname=report_shop user=report_reader"
 # exact command.
 as_dba_with_budget() {
   local budget=$1; shift
-  (cd "$tmp/clone" && runuser -u postgres -- env -i HOME="$tmp/home" PATH=/usr/bin:/bin ${budget:+REPORT_BUDGET="$budget"} \
+  (cd "$tmp/clone" && "$runuser" -u postgres -- env -i HOME="$tmp/home" PATH=/usr/bin:/bin ${budget:+REPORT_BUDGET="$budget"} \
     bash scripts/report.sh "$@")
 }
 as_dba() { as_dba_with_budget '5 s' "$@"; }
+runuser=$(system_program runuser) || die "runuser (util-linux) is not installed"
 check "no Rust toolchain on the DBA's PATH" bash -c '! env -i PATH=/usr/bin:/bin bash -c "command -v cargo || command -v rustc"'
 as_dba --dbname="$conninfo" --out "$tmp/out" >"$tmp/run.log" 2>&1
 status=$?
-check "exits 0" test "$status" -eq 0 || cat "$tmp/run.log"
+check_log "$tmp/run.log" "exits 0" test "$status" -eq 0
 check "report.md names the database, the role and what it created" \
   grep -q "As role \`report_reader\`.*Created in the database: nothing but temporary tables" "$tmp/out/report.md"
 check "report.md has the advice on the table the role may read" grep -q "public.orders.note" "$tmp/out/report.md"
@@ -70,7 +71,7 @@ check "an existing --out is refused" bash -c "test $status -eq 2 && grep -q 'exi
 # The README's exact command: no REPORT_BUDGET, no --out.
 as_dba_with_budget '' --dbname "$conninfo" >"$tmp/readme.log" 2>&1
 status=$?
-check "the README's command (no REPORT_BUDGET, no --out) exits 0" test "$status" -eq 0 || cat "$tmp/readme.log"
+check_log "$tmp/readme.log" "the README's command (no REPORT_BUDGET, no --out) exits 0" test "$status" -eq 0
 check "... and writes results/report-<time>/report.md, nothing else" \
   bash -c "ls '$tmp/clone/results' | grep -qx 'report-[0-9]\{8\}T[0-9]\{6\}Z' && test \"\$(ls '$tmp/clone/results' | wc -l)\" -eq 1 &&
            grep -q 'public.orders.note' '$tmp/clone/results'/report-*/report.md"
@@ -78,11 +79,11 @@ check "... and writes results/report-<time>/report.md, nothing else" \
 # the same --out then works.
 as_dba_with_budget '0 s' --dbname "$conninfo" --out "$tmp/retry" >"$tmp/failed.log" 2>&1
 status=$?
-check "a failed run exits non-zero and leaves no directory" \
-  bash -c "test $status -ne 0 && ! ls -d '$tmp/retry'* >/dev/null 2>&1" || cat "$tmp/failed.log"
+check_log "$tmp/failed.log" "a failed run exits non-zero and leaves no directory" \
+  bash -c "test $status -ne 0 && ! ls -d '$tmp/retry'* >/dev/null 2>&1"
 as_dba --dbname "$conninfo" --out "$tmp/retry" >"$tmp/retry.log" 2>&1
 status=$?
-check "... and the same --out then works" bash -c "test $status -eq 0 && test -s '$tmp/retry/report.md'" || cat "$tmp/retry.log"
+check_log "$tmp/retry.log" "... and the same --out then works" bash -c "test $status -eq 0 && test -s '$tmp/retry/report.md'"
 as_dba --dbname "host=$PGHOST port=$PGPORT dbname=report_bare user=report_reader" --out "$tmp/bare" >"$tmp/bare.log" 2>&1
 status=$?
 check "no extension and no right to create it: says so, exits 3" \

@@ -4,7 +4,7 @@
 # contrib, so not the full suites), starts a throwaway cluster and runs pgrx-tests/smoke/pg16.sql:
 # the extension loads, our codecs round trip, pglz and CRC-32C agree with 16's own C routines,
 # the WAL what-if replays 16's WAL exactly (16 renamed the WAL reader's rnode and
-# RelidByRelfilenode: src/server/wal.rs), and the functions needing the server's liblz4/libzstd
+# RelidByRelfilenode: src/server/wal/mod.rs), and the functions needing the server's liblz4/libzstd
 # say they are missing. Prints each check; exits non-zero if any failed or none ran.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -79,6 +79,13 @@ check "advise(), estimate_toast_compression and bench_column run on the standby"
                              (SELECT count(*) = 2 FROM compresslab.estimate_toast_compression('t', 'body', 500)) AND
                              (SELECT count(*) > 0 FROM compresslab.bench_column('t', 'body', ARRAY['lz4'], sample_values => 100))")" = t
 
+# recompress on the standby: a dry run reads there; the CALL itself says it needs the primary
+# (25006), not that a DELETE failed in a read-only transaction.
+standby -c "CALL compresslab.recompress('t', 'body', 'lz4')" >"$standby_dir/recompress.txt" 2>&1
+check_log "$standby_dir/recompress.txt" "recompress on the standby says to run it on the primary" \
+  grep -q "recompress rewrites rows, which a standby cannot: run it on the primary" "$standby_dir/recompress.txt"
+check "recompress's dry run runs on the standby" standby -c "CALL compresslab.recompress('t', 'body', 'lz4', dry_run => true)"
+
 # recompress's max_replay_lag against this standby: with replay paused on the standby, its
 # replay_lag (pg_stat_replication, the standby reporting every second) grows; a CALL with
 # max_replay_lag => '1 s' rewrites nothing while it is above that, says so in a NOTICE, and

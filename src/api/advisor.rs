@@ -5,26 +5,22 @@
 
 use std::time::{Duration, Instant};
 
+use compresslab_core::advisor::budget::Budget;
 use compresslab_core::advisor::toast::fold_small_columns;
 use compresslab_core::advisor::AdviceRow;
 use compresslab_core::lab::Hooks;
-use compresslab_core::CodecError;
 use pgrx::composite_type;
 use pgrx::datum::Interval;
 use pgrx::prelude::*;
 
-use crate::errors::{raise, required, SqlArguments};
+use crate::errors::{required, OrRaise, SqlArguments};
 use crate::measure::advice;
 use crate::rows::set_of;
-use crate::server::privileges::may_read_server_files;
-use crate::server::versions::toast_built_with;
+use crate::server::catalog::privileges::may_read_server_files;
+use crate::server::codecs::versions::toast_built_with;
 use crate::server::PgHooks;
 use crate::server::{activity, subtransaction};
 use compresslab_core::pg_compression::ToastCompression;
-
-/// Shares of the budget: WAL first, then TOAST columns until this much is spent, then spill.
-const WAL_SHARE: f64 = 0.4;
-const TOAST_UNTIL: f64 = 0.9;
 
 /// One row per decision: `wal_compression` (needs superuser or pg_read_server_files, like
 /// reading WAL), `toast` for every compressible column of the tables the caller may read
@@ -55,16 +51,10 @@ fn advise(
     wal_dir: Option<&str>,
     verbose: Option<bool>,
 ) -> SetOfIterator<'static, composite_type!('static, "compresslab.advice")> {
-    let seconds = required(budget, "budget").as_micros() as f64 / 1e6;
+    let budget = Budget::new(required(budget, "budget").as_micros() as f64 / 1e6).or_raise();
     let verbose = required(verbose, "verbose");
-    if seconds <= 0.0 {
-        raise(CodecError::invalid(format!("budget must be more than 0, got {seconds} s")));
-    }
-    if seconds > 86400.0 {
-        raise(CodecError::invalid(format!("budget must be at most 1 day, got {seconds} s")));
-    }
     let clock = Instant::now();
-    let at = |share: f64| clock + Duration::from_secs_f64(seconds * share);
+    let at = |seconds: f64| clock + Duration::from_secs_f64(seconds);
     let mut rows: Vec<AdviceRow> = Vec::new();
     let mut notes = Vec::new();
     // The columns first: on a database of thousands of tables their catalogue query is the
@@ -79,8 +69,9 @@ fn advise(
         // An ERROR reading WAL (a damaged or foreign segment, a directory that is not there)
         // leaves out this row, not the whole advice; the subtransaction, rolled back once the
         // row is out, frees the locks of the tables it sampled.
-        let wal =
-            subtransaction::rolled_back(|| advice::wal_row(wal_since.map(|lsn| lsn as u64), at(WAL_SHARE), wal_dir));
+        let wal = subtransaction::rolled_back(|| {
+            advice::wal_row(wal_since.map(|lsn| lsn as u64), at(budget.wal_until()), wal_dir)
+        });
         match wal.and_then(|row| row) {
             Ok(row) => rows.push(row),
             Err(why) => notes.push(format!("wal_compression left out: {why}")),
@@ -88,7 +79,7 @@ fn advise(
     }
     // TOAST's one alternative to pglz is lz4: a server built without it has no choice to make.
     let (toast, toast_notes) = if toast_built_with(ToastCompression::Lz4) {
-        advice::toast_rows(&columns, default_method, at(TOAST_UNTIL))
+        advice::toast_rows(&columns, default_method, at(budget.toast_until()))
     } else {
         (
             Vec::new(),
@@ -104,14 +95,15 @@ fn advise(
         ));
     }
     // as the WAL row: its ERROR (its table dropped meanwhile) leaves out this row alone
-    match subtransaction::rolled_back(advice::spill_row).and_then(|row| row) {
+    match subtransaction::rolled_back(|| advice::spill_row(at(budget.spill_until()))).and_then(|row| row) {
         Ok(row) => rows.push(row),
         Err(why) => notes.push(format!("spill left out: {why}")),
     }
     PgHooks.progress(&format!(
-        "advise: {} row(s) in {:.1} s of a {seconds} s budget{}{}",
+        "advise: {} row(s) in {:.1} s of a {} s budget{}{}",
         rows.len(),
         clock.elapsed().as_secs_f64(),
+        budget.seconds(),
         if notes.is_empty() { "" } else { "; " },
         notes.join("; ")
     ));

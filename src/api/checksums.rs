@@ -7,8 +7,8 @@ use compresslab_core::{checksum, CodecError};
 use pgrx::prelude::*;
 
 use crate::errors::raise;
-use crate::server::c_codecs::c_crc32c;
 use crate::server::check_interrupts;
+use crate::server::codecs::c_crc32c;
 
 // Bytes checksummed between two checks for cancel (the cancel piece of every long call): a
 // few ms at the slowest CRC here (the legacy one, byte at a time).

@@ -13,10 +13,10 @@ use pgrx::PgSqlErrorCode;
 
 use crate::errors::{checked_raw_size, raise, report, OrRaise};
 use crate::gucs;
-use crate::server::c_codecs::{self, c_pglz_compress, c_pglz_decompress_uninit, c_pglz_max_input};
-use crate::server::c_zstd;
 use crate::server::check_interrupts;
-use crate::server::off_thread::Elsewhere;
+use crate::server::codecs::off_thread::Elsewhere;
+use crate::server::codecs::zstd;
+use crate::server::codecs::{self, c_pglz_compress, c_pglz_decompress_uninit, c_pglz_max_input};
 
 /// Compress `data` into compresslab's self-describing format with the method of the
 /// `compresslab.method` setting (and `compresslab.zstd_level` for zstd): STABLE, since it
@@ -204,7 +204,7 @@ fn zstd_unframe(data: &[u8], dictionary: Option<&[u8]>) -> ResultBytea {
 
 /// PostgreSQL's own C `pglz_compress` (reference for interop and benchmarks), on at most
 /// 4 MiB under the default strategy, 512 KiB under any other: a cancel waits for one call, and
-/// it cannot run on a thread of its own (`c_codecs::c_pglz_max_input`).
+/// it cannot run on a thread of its own (`codecs::c_pglz_max_input`).
 #[pg_extern(immutable, strict, parallel_safe)]
 fn server_pglz_compress(data: &[u8], strategy: default!(&str, "'default'")) -> Option<ResultBytea> {
     let strategy = Strategy::parse(strategy).or_raise();
@@ -255,7 +255,7 @@ fn server_zstd_decompress(data: &[u8], raw_size: i32) -> ResultBytea {
 
 /// `data` compressed by a server library's codec, written within its bound.
 fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
-    let mut codec = c_codecs::build(&spec).or_raise();
+    let mut codec = codecs::build(&spec).or_raise();
     ResultBytea::within_bound(codec.compress_bound(data.len()), |room| {
         match codec.compress(data, room, &mut check_interrupts).or_raise() {
             Some(n) => n,
@@ -267,7 +267,7 @@ fn server_compress(spec: MethodSpec, data: &[u8]) -> ResultBytea {
 /// `data` decompressed by a server library's codec into `raw_size` bytes, which it must fill.
 /// libzstd comes set up from the last call in this backend, as our zstd's decoding context.
 fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultBytea {
-    let mut codec = (spec.kind != MethodKind::ServerZstd).then(|| c_codecs::build(&spec).or_raise());
+    let mut codec = (spec.kind != MethodKind::ServerZstd).then(|| codecs::build(&spec).or_raise());
     let raw_size = checked_raw_size(raw_size);
     match spec.kind {
         MethodKind::ServerLz4 => lz4::block::check_decodable(data.len(), raw_size).or_raise(),
@@ -279,7 +279,7 @@ fn server_decompress(spec: MethodSpec, data: &[u8], raw_size: i32) -> ResultByte
     let tick = &mut check_interrupts;
     match &mut codec {
         Some(codec) => codec.decompress_uninit(data, room, tick),
-        None => c_zstd::with_backend_decoder(|zstd| zstd.decompress_uninit(data, room, tick)),
+        None => zstd::with_backend_decoder(|zstd| zstd.decompress_uninit(data, room, tick)),
     }
     .or_raise();
     // SAFETY: Ok means all raw_size bytes were written.

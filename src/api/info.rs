@@ -8,7 +8,7 @@ use compresslab_core::{checksum, envelope, lz4, pglz, zstd_codec, EnvelopeMethod
 use pgrx::prelude::*;
 
 use crate::server::activity::setting;
-use crate::server::versions::{server_lz4, server_zstd, LoadedLibrary};
+use crate::server::codecs::versions::{server_lz4, server_zstd, LoadedLibrary};
 
 /// The extension's version: this crate's, which is the control file's `default_version` (the
 /// core crate is versioned on its own).

@@ -16,10 +16,10 @@ use crate::errors::{raise, required, OrRaise};
 use crate::gucs;
 use crate::measure::{build_codec, sample_size, sampled_blocks};
 use crate::rows::{set_of, Row};
+use crate::server::catalog::privileges::{require_page_read, require_server_file_read};
+use crate::server::catalog::relations::RegClass;
 use crate::server::pages::{read_pages, relation_blocks, PAGES_PER_BATCH};
-use crate::server::privileges::{require_page_read, require_server_file_read};
-use crate::server::relations::RegClass;
-use crate::server::{c_codecs, check_interrupts, files, sampling, PgHooks};
+use crate::server::{check_interrupts, codecs, files, sampling, PgHooks};
 
 const DEFAULT_SLICE_SIZES: &[usize] = &[2048, 8192, 0];
 const BENCH_RESULT: &str = "compresslab.bench_result";
@@ -72,7 +72,7 @@ fn copy_value(data: &[u8]) -> compresslab_core::error::Result<Vec<u8>> {
 }
 
 fn run_payload(opts: &RunOptions, payload: Payload) -> Vec<BenchRow> {
-    lab::run_payload(opts, payload, &mut c_codecs::build, &mut PgHooks).or_raise()
+    lab::run_payload(opts, payload, &mut codecs::build, &mut PgHooks).or_raise()
 }
 
 fn bench_rows(rows: Vec<BenchRow>) -> SetOfIterator<'static, Row> {
@@ -115,7 +115,7 @@ fn bench_pages(
     let source = format!("{} pages ({})", rel.name(), hole.label());
     let mut batches = blocks.chunks(PAGES_PER_BATCH);
     let next = || Ok(batches.next().map(|b| Payload::new(source.clone(), read_pages(&rel, b, hole))));
-    bench_rows(lab::run_batches(&opts, &source, next, &mut c_codecs::build, &mut PgHooks, PROGRESS_EVERY).or_raise())
+    bench_rows(lab::run_batches(&opts, &source, next, &mut codecs::build, &mut PgHooks, PROGRESS_EVERY).or_raise())
 }
 
 /// Benchmark a column's values (detoasted), a seeded sample of `sample_values` rows read with
@@ -299,12 +299,12 @@ fn bench_crc(
     checksums.push(lab::Checksum {
         name: "server_crc32c".into(),
         family: "crc32c",
-        compute: Box::new(|d| c_codecs::c_crc32c(0, d)),
+        compute: Box::new(|d| codecs::c_crc32c(0, d)),
     });
     checksums.push(lab::Checksum {
         name: "server_crc32c_sb8".into(),
         family: "crc32c",
-        compute: Box::new(|d| c_codecs::c_crc32c_sb8(0, d)),
+        compute: Box::new(|d| codecs::c_crc32c_sb8(0, d)),
     });
     let mut hooks = PgHooks;
     let mut rows = Vec::new();

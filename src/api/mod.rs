@@ -1,4 +1,5 @@
-//! The SQL surface: `#[pg_extern]` functions only. Each parses its arguments once (through
+//! The SQL surface: `#[pg_extern]` functions, and the `recompress` procedure's plpgsql
+//! (`rewrite.sql`), only. Each parses its arguments once (through
 //! the core's registry), asks `crate::server` for data and privileges, hands the work to the
 //! core, and turns the core's rows into tuples (`crate::rows`).
 //!

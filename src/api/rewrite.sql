@@ -110,7 +110,7 @@ DECLARE
 BEGIN
     SELECT p.* INTO plan
       FROM compresslab.recompress_prepare(relation, column_name, method, batch_rows, max_wal_rate, max_replay_lag,
-                                          triggers, dry_run) p;
+                                          lock_timeout, triggers, dry_run) p;
     IF dry_run THEN
         FOREACH leaf IN ARRAY plan.leaves LOOP
             cursor_block := 0;
@@ -127,8 +127,8 @@ BEGIN
             END LOOP;
         END LOOP;
         SELECT e.* INTO est FROM compresslab.recompress_estimate(0, wal_estimate, plan.wal_rate) e;
-        RAISE NOTICE 'compresslab.recompress dry run of %.%: % values read, % to rewrite, storing % now and % with % (TOAST''s own compression of each); about % of WAL (each new row version in full), about % s %',
-            relation, pg_catalog.quote_ident(column_name), n_read, n_rewritten, pg_catalog.pg_size_pretty(before_bytes),
+        RAISE NOTICE 'compresslab.recompress dry run of %: % values read, % to rewrite, storing % now and % with % (TOAST''s own compression of each); about % of WAL (each new row version in full), about % s %',
+            plan.target, n_read, n_rewritten, pg_catalog.pg_size_pretty(before_bytes),
             pg_catalog.pg_size_pretty(after_bytes), plan.method, pg_catalog.pg_size_pretty(est.wal_bytes),
             pg_catalog.ceil(est.seconds),
             CASE WHEN plan.wal_rate IS NULL THEN 'at full speed' ELSE 'at max_wal_rate ' OPERATOR(pg_catalog.||) max_wal_rate END;
@@ -142,8 +142,7 @@ BEGIN
         tries := 0;
         LOOP
             BEGIN
-                PERFORM pg_catalog.set_config('lock_timeout',
-                    pg_catalog.ceil(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8::pg_catalog.text, true);
+                PERFORM pg_catalog.set_config('lock_timeout', plan.lock_timeout_ms::pg_catalog.text, true);
                 EXECUTE statement;
                 EXIT;
             EXCEPTION WHEN lock_not_available THEN
@@ -239,8 +238,8 @@ BEGIN
             after_bytes := after_bytes OPERATOR(pg_catalog.+) b.bytes_after;
             EXIT WHEN finished;
             IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) last_notice OPERATOR(pg_catalog.>) '5 s'::pg_catalog.interval THEN
-                RAISE NOTICE 'compresslab.recompress: %.%: pass %, block % of %; this call: % rows rewritten (% skipped: changed meanwhile), % stored before, % after, % of WAL',
-                    leaf::pg_catalog.regclass, pg_catalog.quote_ident(column_name), st.pass, b.next_block, pass_end,
+                RAISE NOTICE 'compresslab.recompress: %: pass %, block % of %; this call: % rows rewritten (% skipped: changed meanwhile), % stored before, % after, % of WAL',
+                    plan.leaf_targets[pg_catalog.array_position(plan.leaves, leaf)], st.pass, b.next_block, pass_end,
                     n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes), pg_catalog.pg_size_pretty(after_bytes),
                     pg_catalog.pg_size_pretty(wal_run);
                 last_notice := pg_catalog.clock_timestamp();
@@ -254,8 +253,8 @@ BEGIN
             END IF;
         END LOOP;
     END LOOP;
-    RAISE NOTICE 'compresslab.recompress: %.% done: % rows read, % rewritten (% skipped: changed meanwhile, then picked up by a later pass), % stored before, % after, % of WAL. The old row versions stay as dead tuples until autovacuum or a VACUUM of the table removes them; plain VACUUM makes their space reusable without shrinking the files (VACUUM FULL does, under an ACCESS EXCLUSIVE lock).',
-        relation, pg_catalog.quote_ident(column_name), n_read, n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes),
+    RAISE NOTICE 'compresslab.recompress: % done: % rows read, % rewritten (% skipped: changed meanwhile, then picked up by a later pass), % stored before, % after, % of WAL. The old row versions stay as dead tuples until autovacuum or a VACUUM of the table removes them; plain VACUUM makes their space reusable without shrinking the files (VACUUM FULL does, under an ACCESS EXCLUSIVE lock).',
+        plan.target, n_read, n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes),
         pg_catalog.pg_size_pretty(after_bytes), pg_catalog.pg_size_pretty(wal_run);
 END
 $recompress$;

@@ -16,10 +16,10 @@ use crate::errors::{required, OrRaise};
 use crate::gucs;
 use crate::measure::{add_relation, build_codec, sample_size};
 use crate::rows::set_of;
-use crate::server::privileges::{require_page_read, require_superuser};
-use crate::server::relations::RegClass;
+use crate::server::catalog::privileges::{require_page_read, require_superuser};
+use crate::server::catalog::relations::RegClass;
+use crate::server::codecs::versions::toast_built_with;
 use crate::server::sampling::WHOLE_TABLE_BLOCKS;
-use crate::server::versions::toast_built_with;
 use crate::server::{check_interrupts, sampling, PgHooks};
 
 /// Estimate the WAL bytes of full-page images of a relation's pages (NULL: every permanent
@@ -46,7 +46,7 @@ fn estimate_wal_compression(
                 "estimate WAL compression for the whole database",
                 "Like wal_compression itself, a database-wide estimate is for superusers; name a relation you may read.",
             );
-            for oid in sampling::permanent_relations() {
+            for oid in crate::server::catalog::relations::permanent_relations() {
                 // SAFETY: AccessShareLock is taken here; one relation is open at a time.
                 let rel = unsafe { PgRelation::with_lock(oid, pg_sys::AccessShareLock as _) };
                 add_relation(&rel, sample_pages, seed, &mut totals);

@@ -10,7 +10,7 @@ use pgrx::prelude::*;
 use crate::errors::SqlArguments;
 use crate::measure::{checked_range, finish_whatif, replay_range};
 use crate::rows::set_of;
-use crate::server::privileges::require_wal_read;
+use crate::server::catalog::privileges::require_wal_read;
 use crate::server::wal::{relation_name, WalSource};
 
 /// Read `[start_lsn, end_lsn)` of pg_wal or of `wal_dir` and replay its full-page images under

@@ -6,7 +6,8 @@ use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
-use compresslab_core::advisor::toast::{sample_byte_cap, ColumnMeasurement};
+use compresslab_core::advisor::budget::{column_seconds, sample_byte_cap, TIMING_BYTES};
+use compresslab_core::advisor::toast::ColumnMeasurement;
 use compresslab_core::advisor::wal::{TimeSpan, WalPeriod};
 use compresslab_core::advisor::{self, AdviceRow};
 use compresslab_core::lab::{Codec, Hooks, Payload};
@@ -26,7 +27,7 @@ use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
 use crate::server::sampling::BlockEnd;
 use crate::server::wal::WalSource;
-use crate::server::{check_interrupts, names, sampling, subtransaction, wal, PgHooks};
+use crate::server::{catalog::names, check_interrupts, sampling, subtransaction, wal, PgHooks};
 
 /// Rows of a table turned into change records for the spill simulation.
 const SPILL_SAMPLE_ROWS: usize = 2000;
@@ -35,13 +36,8 @@ const FALLBACK_TABLES: i64 = 5;
 const FALLBACK_PAGES: i32 = 200;
 /// Timed iterations of each method on a column's timing sample.
 const TOAST_ITERATIONS: u32 = 3;
-/// The speeds are timed on at most this many bytes of the sampled values (the first read: a
-/// random part of the sample), held beside the block being read.
-const TIMING_BYTES: usize = 4 << 20;
 /// The seed of the blocks' order: the same sample for the same table from one call to the next.
 const BLOCK_SEED: u64 = 0;
-/// A column gets at least this share of the time left (or all of it), whatever its turn.
-const MIN_COLUMN_SECONDS: f64 = 0.1;
 
 /// Times the WAL part starts again when a segment of pg_wal is gone as it reads it: removed by
 /// a checkpoint between the listing of pg_wal and the reading, or missing (a gap).
@@ -204,7 +200,7 @@ pub fn toast_rows(
             over_budget += 1;
             continue;
         }
-        let share = (left.as_secs_f64() / remaining.max(1) as f64).max(MIN_COLUMN_SECONDS.min(left.as_secs_f64()));
+        let share = column_seconds(left.as_secs_f64(), remaining);
         remaining -= 1;
         looked += 1;
         // In a subtransaction rolled back once the row is out: the table's locks go with it
@@ -300,7 +296,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
         }
         let value_cap = sample_byte_cap(left.as_secs_f64());
         let mut totals = BlockTotals::default();
-        let mut block_methods: Vec<Option<String>> = Vec::new();
+        let mut block_methods: Vec<Option<ToastCompression>> = Vec::new();
         let end = sampler.read_block(block, value_cap, deadline, |value, row| {
             let payload = Payload::new(column.target.clone(), vec![value]);
             let stored =
@@ -309,7 +305,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
             let value = payload.pieces.into_iter().next().unwrap_or_default();
             let now = row.attributes.get(row.column);
             totals.add(value.len(), now.map_or(0, |a| a.size), &stored);
-            block_methods.push(now.and_then(|a| a.method.clone()));
+            block_methods.push(now.and_then(|a| a.method));
             if timing_bytes + value.len() <= TIMING_BYTES {
                 timing_bytes += value.len();
                 timing.push(value);
@@ -327,7 +323,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
             }
         }
         for method in block_methods {
-            let name = method.unwrap_or_else(|| "uncompressed".into());
+            let name = method.map_or("uncompressed", |m| m.name()).to_string();
             match methods_now.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, count)) => *count += 1,
                 None => methods_now.push((name, 1)),
@@ -390,14 +386,14 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
 
 /// Spill files of logical decoding (informational: PostgreSQL cannot compress them): what LZ4
 /// streaming would save, simulated on rows of the most-written table the caller may read.
-pub fn spill_row() -> Result<AdviceRow, String> {
+pub fn spill_row(deadline: Instant) -> Result<AdviceRow, String> {
     let (slots, txns, spilled) = activity::spilled();
     if spilled.amount <= 0.0 {
         return Err(format!("no logical-decoding spill recorded ({slots} replication slot(s))"));
     }
     let (relid, table) =
         sampling::most_written_readable_tables(1).pop().ok_or("no table you may read to sample change records from")?;
-    let records = sampling::table_records(relid, SPILL_SAMPLE_ROWS);
+    let records = sampling::table_records(relid, SPILL_SAMPLE_ROWS, deadline);
     let specs = [
         SpillSpec { strategy: SpillStrategy::Raw, level: None },
         SpillSpec { strategy: SpillStrategy::Lz4Stream, level: None },

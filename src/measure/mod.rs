@@ -17,10 +17,10 @@ use compresslab_core::CodecError;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
 use crate::errors::{raise, report, OrRaise};
+use crate::server::codecs::versions::wal_built_with;
 use crate::server::pages::{is_permanent, read_pages, relation_blocks, PAGES_PER_BATCH};
-use crate::server::versions::wal_built_with;
 use crate::server::wal::{self, WalReader, WalSource};
-use crate::server::{c_codecs, check_interrupts, PgHooks};
+use crate::server::{check_interrupts, codecs, PgHooks};
 
 pub mod advice;
 
@@ -29,7 +29,7 @@ const PROGRESS_EVERY: u64 = 256 << 20;
 
 /// The codec of any method, ours or the server's.
 pub fn build_codec(spec: &MethodSpec) -> Box<dyn Codec> {
-    c_codecs::build(spec).or_raise()
+    codecs::build(spec).or_raise()
 }
 
 /// The `wal_compression` settings with the server's codecs, less `lz4` and `zstd` on a server

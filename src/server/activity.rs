@@ -11,9 +11,10 @@ use compresslab_core::advisor::{Inserted, Rate};
 use compresslab_core::pg_compression::ToastCompression;
 use pgrx::prelude::*;
 
-use super::names::{qualified_name, quote_identifier, relation_name};
-use super::sampling::spi_failed;
-use super::{spi, subtransaction};
+use super::catalog::names::{qualified_name, quote_identifier, relation_name};
+use super::catalog::spi;
+use super::catalog::spi::spi_failed;
+use super::subtransaction;
 
 /// Seconds since `since` (a timestamptz expression), or since initdb when it is NULL: the
 /// system identifier's high 32 bits are initdb's time.

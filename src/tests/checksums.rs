@@ -7,7 +7,7 @@ use pgrx::prelude::*;
 mod tests {
     use pgrx::prelude::*;
 
-    use crate::server::c_codecs as server_c;
+    use crate::server::codecs as server_c;
     use crate::tests::{bytes, server_payloads};
 
     #[pg_test]

@@ -12,7 +12,7 @@ mod tests {
     use compresslab_core::pglz::{self, Strategy};
     use pgrx::prelude::*;
 
-    use crate::server::c_codecs as server_c;
+    use crate::server::codecs as server_c;
     use crate::tests::{bytes, bytes_with, server_payloads};
 
     #[pg_test]
@@ -62,7 +62,7 @@ mod tests {
         }
         const SIGNALS: [i32; 5] = [libc::SIGINT, libc::SIGTERM, libc::SIGALRM, libc::SIGUSR1, libc::SIGQUIT];
         let before = blocked(&SIGNALS);
-        let done = crate::server::off_thread::run(&mut || (), || blocked(&SIGNALS)).unwrap();
+        let done = crate::server::codecs::off_thread::run(&mut || (), || blocked(&SIGNALS)).unwrap();
         assert_eq!(done.value, [true; 5], "the worker blocks every signal");
         assert_eq!(blocked(&SIGNALS), before, "the backend's mask is restored");
         assert!(!before[0], "the backend takes SIGINT");
@@ -124,7 +124,8 @@ mod tests {
     fn lz4_stream_blocks_decode_with_the_servers_liblz4() {
         use compresslab_core::lz4::stream::{Lz4StreamEncoder, StreamBlock, WINDOW};
         type UsingDict = unsafe extern "C" fn(*const u8, *mut u8, i32, i32, *const u8, i32) -> i32;
-        let symbol = crate::server::loaded::loaded_symbol(c"liblz4.so.1", c"LZ4_decompress_safe_usingDict").unwrap();
+        let symbol =
+            crate::server::codecs::loaded::loaded_symbol(c"liblz4.so.1", c"LZ4_decompress_safe_usingDict").unwrap();
         // SAFETY: the symbol has this C signature in lz4.h.
         let using_dict = unsafe { std::mem::transmute::<*mut std::ffi::c_void, UsingDict>(symbol) };
         let mut rng = compresslab_core::rng::SeededRng::new(11);

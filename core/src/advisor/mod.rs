@@ -30,6 +30,7 @@ use serde::Serialize;
 use crate::pg_compression::{ToastCompression, WalCompression};
 use crate::registry::Named;
 
+pub mod budget;
 pub mod spill;
 pub mod toast;
 pub mod wal;
@@ -80,8 +81,7 @@ pub struct AdviceRow {
     pub decompress_cpu_seconds_per_gb: Option<f64>,
     /// What was measured: sample sizes, WAL range, statistics period.
     pub basis: String,
-    /// `high`, `medium` or `low`.
-    pub confidence: String,
+    pub confidence: Confidence,
     /// The statements that apply the recommendation, one a line, each runnable alone; NULL to keep.
     pub apply_sql: Option<String>,
     pub note: String,
@@ -234,23 +234,44 @@ pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision
     }
 }
 
+crate::named_choices! {
+    /// How sure a row's figures and recommendation are (lowest first).
+    #[derive(PartialOrd, Ord, Default)]
+    pub enum Confidence: "confidence", "confidences" {
+        #[default]
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+    }
+}
+
+impl Confidence {
+    /// One step lower (`high` to `medium`, `medium` to `low`).
+    pub fn step_down(self) -> Confidence {
+        match self {
+            Confidence::High => Confidence::Medium,
+            Confidence::Medium | Confidence::Low => Confidence::Low,
+        }
+    }
+}
+
 /// Confidence from how much was measured: `high` with at least 1,000 items over a period of
 /// an hour or more, `medium` with at least 100, else `low`.
-pub fn confidence(items: u64, period_seconds: f64) -> &'static str {
+pub fn confidence(items: u64, period_seconds: f64) -> Confidence {
     if items >= 1000 && period_seconds >= 3600.0 {
-        "high"
+        Confidence::High
     } else if items >= 100 {
-        "medium"
+        Confidence::Medium
     } else {
-        "low"
+        Confidence::Low
     }
 }
 
 /// Confidence in a figure extrapolated to a day: as [`confidence`], but `low` whatever was
 /// measured when the statistics cover less than an hour.
-pub fn per_day_confidence(items: u64, period_seconds: f64) -> &'static str {
+pub fn per_day_confidence(items: u64, period_seconds: f64) -> Confidence {
     if period_seconds < 3600.0 {
-        "low"
+        Confidence::Low
     } else {
         confidence(items, period_seconds)
     }

@@ -3,6 +3,8 @@
 //! observed.
 
 use super::words::{period, size, Rate, GB};
+#[cfg(test)]
+use super::Confidence;
 use super::{per_day_confidence, AdviceRow};
 use crate::scenarios::spill::SpillRow;
 
@@ -23,7 +25,7 @@ pub fn spill_row(raw: &SpillRow, lz4: &SpillRow, table: &str, slots: i64, txns: 
             period(spilled.seconds),
             raw.records
         ),
-        confidence: per_day_confidence(raw.records as u64, spilled.seconds).into(),
+        confidence: per_day_confidence(raw.records as u64, spilled.seconds),
         apply_sql: None,
         note: "informational: the pgsql-hackers patch compressing ReorderBuffer spill files with LZ4 streaming is \
                not in PostgreSQL; raising logical_decoding_work_mem spills less. bytes_now is what spilled over \
@@ -61,7 +63,7 @@ mod tests {
         assert_eq!((row.bytes_per_day_now, row.bytes_per_day_recommended), (Some(2_000_000_000), Some(500_000_000)));
         assert_eq!(row.saving_percent, 75.0);
         assert!((row.compress_cpu_seconds_per_gb.unwrap() - 1.024).abs() < 1e-9);
-        assert_eq!(row.confidence, "high");
+        assert_eq!(row.confidence, Confidence::High);
         assert!(row.apply_sql.is_none());
     }
 }

@@ -55,11 +55,11 @@ fn toast_rule() {
 
 #[test]
 fn confidence_and_saving() {
-    assert_eq!(confidence(5000, 7200.0), "high");
-    assert_eq!(confidence(5000, 60.0), "medium");
-    assert_eq!(confidence(10, 7200.0), "low");
-    assert_eq!(per_day_confidence(5000, 1440.0), "low");
-    assert_eq!(per_day_confidence(5000, 7200.0), "high");
+    assert_eq!(confidence(5000, 7200.0), Confidence::High);
+    assert_eq!(confidence(5000, 60.0), Confidence::Medium);
+    assert_eq!(confidence(10, 7200.0), Confidence::Low);
+    assert_eq!(per_day_confidence(5000, 1440.0), Confidence::Low);
+    assert_eq!(per_day_confidence(5000, 7200.0), Confidence::High);
     assert_eq!(saving_percent(200, 50), 75.0);
     assert_eq!(saving_percent(0, 50), 0.0);
 }

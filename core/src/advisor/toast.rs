@@ -3,26 +3,12 @@
 //! speeds measured on the same values and the rates `pg_stat_user_tables` observed.
 
 use super::words::{period, seconds_per_gb, size, Rate, GB};
-use super::{choose_toast, saving_percent, AdviceRow};
+use super::{choose_toast, saving_percent, AdviceRow, Confidence};
 use crate::pg_compression::ToastCompression;
 use crate::rewrite;
 use crate::sampling::{ColumnBlocks, Estimate};
 use crate::scenarios::toast::ToastRow;
 use crate::sql_text::string_literal;
-
-/// What a column's measurement gets through a second: each sampled byte is detoasted, toasted
-/// anew under pglz and lz4, and timed ([`crate::scenarios::toast::estimate`]) three times
-/// each way; pglz compressing text at about 100 MB/s makes it about 15 MB/s, taken lower.
-pub const SAMPLE_BYTES_PER_SECOND: f64 = 10e6;
-/// At most this many bytes of a column's values are held at once, whatever the budget.
-pub const SAMPLE_MEMORY_BYTES: usize = 64 << 20;
-
-/// The bytes of values a column's sample may hold with `seconds_left` of the budget: what the
-/// measurement gets through in that time, at most [`SAMPLE_MEMORY_BYTES`]. A value that does
-/// not fit in what is left ends the sample; a column whose first value does not fit is skipped.
-pub fn sample_byte_cap(seconds_left: f64) -> usize {
-    ((seconds_left.max(0.0) * SAMPLE_BYTES_PER_SECOND) as usize).min(SAMPLE_MEMORY_BYTES)
-}
 
 /// A column storing fewer bytes than this (1 MiB) is folded with the others like it into one
 /// row unless `advise(..., verbose => true)`: whatever its method, it saves a few hundred
@@ -71,10 +57,7 @@ pub fn fold_small_columns(rows: Vec<AdviceRow>) -> (Vec<AdviceRow>, usize) {
             ),
         }
     };
-    let confidence = ["low", "medium", "high"]
-        .into_iter()
-        .find(|level| folded.iter().any(|r| r.confidence == *level))
-        .unwrap_or("low");
+    let confidence = folded.iter().map(|r| r.confidence).min().unwrap_or(Confidence::Low);
     let mut names: Vec<&str> = folded.iter().take(FOLDED_NAMES).map(|r| r.target.as_str()).collect();
     let more = format!("and {} more", n.saturating_sub(FOLDED_NAMES));
     if n > FOLDED_NAMES {
@@ -95,7 +78,7 @@ pub fn fold_small_columns(rows: Vec<AdviceRow>) -> (Vec<AdviceRow>, usize) {
         compress_cpu_seconds_per_day: cpu(|r| r.compress_cpu_seconds_per_day),
         decompress_cpu_seconds_per_day: cpu(|r| r.decompress_cpu_seconds_per_day),
         basis: format!("each column measured as its own row would be: {}", names.join(", ")),
-        confidence: confidence.into(),
+        confidence,
         apply_sql: None,
         note: format!(
             "{n} columns storing under 1 MB each, {} together: too small for their compression to matter. \
@@ -143,13 +126,13 @@ pub struct ColumnMeasurement<'a> {
 }
 
 /// `high` when every figure's 95% margin is under 2%, `medium` under 10%, else `low`.
-fn confidence_of_margin(margin: f64) -> &'static str {
+fn confidence_of_margin(margin: f64) -> Confidence {
     if margin < 0.02 {
-        "high"
+        Confidence::High
     } else if margin < 0.10 {
-        "medium"
+        Confidence::Medium
     } else {
-        "low"
+        Confidence::Low
     }
 }
 
@@ -247,7 +230,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
             m.read.amount,
             period(m.written.seconds)
         ) + &m.partial.map_or_else(String::new, |why| format!("; partially sampled: {why}")),
-        confidence: if m.partial.is_some() { "low" } else { confidence_of_margin(margin) }.into(),
+        confidence: if m.partial.is_some() { Confidence::Low } else { confidence_of_margin(margin) },
         // SET COMPRESSION on a partitioned table does not reach its partitions (PostgreSQL 15
         // sets the parent's only, which new partitions inherit): one statement for each, each
         // under a lock_timeout; then the CALL that rewrites the existing values.
@@ -391,7 +374,7 @@ mod tests {
         // every block alike: no spread, the interval is the point
         assert_eq!((row.bytes_now_low, row.bytes_now_high), (Some(8_000_000), Some(8_000_000)));
         assert_eq!((row.bytes_recommended_low, row.bytes_recommended_high), (Some(6_200_000), Some(6_200_000)));
-        assert_eq!(row.confidence, "high");
+        assert_eq!(row.confidence, Confidence::High);
         assert!((row.saving_percent - 22.5).abs() < 1e-9);
         assert_eq!(
             row.apply_sql.as_deref(),
@@ -445,7 +428,7 @@ mod tests {
         let (low, high) = (row.bytes_recommended_low.unwrap(), row.bytes_recommended_high.unwrap());
         assert!(low < row.bytes_recommended.unwrap() && row.bytes_recommended.unwrap() < high);
         assert!(row.bytes_now_low.unwrap() < row.bytes_now.unwrap());
-        assert_eq!(row.confidence, "low");
+        assert_eq!(row.confidence, Confidence::Low);
         assert!(row.note.contains("within the sampling noise"), "{}", row.note);
     }
 
@@ -473,27 +456,18 @@ mod tests {
     }
 
     #[test]
-    fn the_byte_cap_follows_the_time_left_up_to_the_memory_cap() {
-        assert_eq!(sample_byte_cap(0.5), 5_000_000);
-        assert_eq!(sample_byte_cap(-1.0), 0);
-        assert_eq!(sample_byte_cap(60.0), SAMPLE_MEMORY_BYTES);
-        // a 2 s budget leaves about 1 s for the columns: a 60 MB value does not fit
-        assert!(sample_byte_cap(1.0) < 60 << 20);
-    }
-
-    #[test]
     fn a_partial_sample_says_so_and_is_low_confidence() {
         let sample = blocks(100, 10, 10, 8000, (8000, 8000, 6200));
         let (pglz, lz4) = (speeds("pglz", 800_000, 100.0), speeds("lz4", 800_000, 500.0));
         let why = "the next value (60 MB) did not fit in the 7 MB left of the column's byte cap";
         let row = column_row(&ColumnMeasurement { partial: Some(why), ..measured(&sample, &pglz, &lz4) });
-        assert_eq!(row.confidence, "low");
+        assert_eq!(row.confidence, Confidence::Low);
         assert!(row.basis.ends_with(&format!("; partially sampled: {why}")), "{}", row.basis);
     }
 
     #[test]
     fn columns_under_a_megabyte_fold_into_one_row() {
-        let column = |target: &str, now: Option<i64>, then: i64, cpu: Option<f64>, confidence: &str| AdviceRow {
+        let column = |target: &str, now: Option<i64>, then: i64, cpu: Option<f64>, confidence: Confidence| AdviceRow {
             area: "toast".into(),
             target: target.into(),
             current: "pglz (default_toast_compression); stored values sampled: pglz 300".into(),
@@ -501,18 +475,18 @@ mod tests {
             bytes_now: now,
             bytes_recommended: Some(then),
             compress_cpu_seconds_per_day: cpu,
-            confidence: confidence.into(),
+            confidence,
             apply_sql: Some("ALTER TABLE ...".into()),
             ..AdviceRow::default()
         };
         let wal = AdviceRow { area: "wal_compression".into(), bytes_now: Some(10), ..AdviceRow::default() };
         let rows = vec![
             wal.clone(),
-            column("public.big.c", Some(50 << 20), 40 << 20, Some(1.0), "high"),
-            column("public.a.c", Some(600_000), 500_000, Some(0.5), "high"),
-            column("public.b.c", Some(SMALL_COLUMN_BYTES - 1), SMALL_COLUMN_BYTES - 1, None, "medium"),
-            column("public.nostats.c", None, 0, None, "high"),
-            column("public.edge.c", Some(SMALL_COLUMN_BYTES), 1, None, "high"),
+            column("public.big.c", Some(50 << 20), 40 << 20, Some(1.0), Confidence::High),
+            column("public.a.c", Some(600_000), 500_000, Some(0.5), Confidence::High),
+            column("public.b.c", Some(SMALL_COLUMN_BYTES - 1), SMALL_COLUMN_BYTES - 1, None, Confidence::Medium),
+            column("public.nostats.c", None, 0, None, Confidence::High),
+            column("public.edge.c", Some(SMALL_COLUMN_BYTES), 1, None, Confidence::High),
         ];
         let (folded, n) = fold_small_columns(rows);
         assert_eq!(n, 2);
@@ -522,7 +496,7 @@ mod tests {
         assert_eq!(summary.bytes_now, Some(600_000 + SMALL_COLUMN_BYTES - 1));
         assert_eq!(summary.bytes_recommended, Some(500_000 + SMALL_COLUMN_BYTES - 1));
         assert_eq!((summary.compress_cpu_seconds_per_day, summary.decompress_cpu_seconds_per_day), (Some(0.5), None));
-        assert_eq!((summary.apply_sql.as_deref(), summary.confidence.as_str()), (None, "medium"));
+        assert_eq!((summary.apply_sql.as_deref(), summary.confidence), (None, Confidence::Medium));
         assert_eq!(summary.current, "2 columns, all pglz (default_toast_compression)");
         assert_eq!(summary.recommended, "2 columns: lz4 1, pglz 1");
         assert!(summary.basis.ends_with(": public.a.c, public.b.c"), "{}", summary.basis);
@@ -530,7 +504,7 @@ mod tests {
         // nothing small, or one small column alone: the rows as they were
         let (same, none) = fold_small_columns(vec![wal.clone()]);
         assert_eq!((same, none), (vec![wal.clone()], 0));
-        let alone = vec![wal, column("public.a.c", Some(600_000), 500_000, None, "high")];
+        let alone = vec![wal, column("public.a.c", Some(600_000), 500_000, None, Confidence::High)];
         let (same, none) = fold_small_columns(alone.clone());
         assert_eq!((same, none), (alone, 0));
     }

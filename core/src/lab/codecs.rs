@@ -78,7 +78,7 @@ pub fn compress_to_vec(
 }
 
 /// The codec of one of our methods; a server method is an error here: the extension builds
-/// those from the server's own code (`src/server/c_codecs.rs`) and hands them to the lab as
+/// those from the server's own code (`src/server/codecs/mod.rs`) and hands them to the lab as
 /// `Box<dyn Codec>`, so the core never calls back up to make one.
 pub fn build(spec: &MethodSpec) -> Result<Box<dyn Codec>> {
     let spec = *spec;

@@ -5,7 +5,20 @@
 //! the digest each value is checked with ([`Digest`]), and the cost said before a run
 //! ([`estimate`]).
 
+use crate::pg_compression::ToastCompression;
 use crate::CodecError;
+
+crate::named_choices! {
+    /// What `recompress` does about the table's UPDATE triggers (its `triggers` argument).
+    pub enum Triggers: "triggers choice", "choices" {
+        /// Refuse a table that has any: an UPDATE fires them, though no value changes.
+        Refuse = "refuse",
+        /// Fire them for every row rewritten.
+        Fire = "fire",
+        /// Skip them: `session_replication_role = replica` in each batch (superuser).
+        Skip = "skip",
+    }
+}
 
 /// What a batch does with one stored value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,12 +32,12 @@ pub enum Decision {
     TryCompress,
 }
 
-/// How a value is stored now: its method (`pglz`, `lz4`; None: uncompressed), whether it is a
-/// pointer to the TOAST table, `pg_column_size`, and the length of its row as stored (known for
-/// an uncompressed value held in the row).
+/// How a value is stored now: its method (None: uncompressed), whether it is a pointer to the
+/// TOAST table, `pg_column_size`, and the length of its row as stored (known for an
+/// uncompressed value held in the row).
 #[derive(Debug, Clone, Copy)]
-pub struct StoredValue<'a> {
-    pub method: Option<&'a str>,
+pub struct StoredValue {
+    pub method: Option<ToastCompression>,
     pub external: bool,
     pub size: usize,
     pub row_len: Option<usize>,
@@ -37,7 +50,7 @@ pub const SMALLEST_TOASTED: usize = 24;
 /// a value only in a row longer than `TOAST_TUPLE_THRESHOLD` and the table's
 /// `toast_tuple_target` (`row_threshold`, the larger of the two), and keeps a value already
 /// compressed with the target method as it is.
-pub fn decide(value: StoredValue, target: &str, row_threshold: usize) -> Decision {
+pub fn decide(value: StoredValue, target: ToastCompression, row_threshold: usize) -> Decision {
     match value.method {
         Some(method) if method == target => Decision::Keep,
         Some(_) => Decision::Rewrite,
@@ -160,6 +173,32 @@ pub fn estimate(rows: f64, bytes_after: f64, max_wal_rate: Option<f64>) -> Estim
 /// seconds; None before anything is done.
 pub fn eta_seconds(done: u64, total: u64, elapsed: f64) -> Option<f64> {
     (done > 0 && elapsed > 0.0).then(|| elapsed * total.saturating_sub(done) as f64 / done as f64)
+}
+
+/// `lock_timeout` (seconds) as the milliseconds the setting takes: from 0 (wait forever) to
+/// PostgreSQL's largest, `INT_MAX` ms (about 24.8 days); checked before anything changes.
+pub fn lock_timeout_ms(seconds: Option<f64>) -> Result<i64, CodecError> {
+    let Some(seconds) = seconds else {
+        return Err(CodecError::invalid("lock_timeout must not be NULL: give 0 to wait for the locks without a limit"));
+    };
+    let ms = (seconds * 1000.0).ceil();
+    if !(0.0..=f64::from(i32::MAX)).contains(&ms) {
+        return Err(CodecError::invalid(format!(
+            "lock_timeout must be from 0 to {} ms (about 24.8 days), got {seconds} s",
+            i32::MAX
+        )));
+    }
+    Ok(ms as i64)
+}
+
+/// `max_replay_lag` (seconds), if given, is not negative.
+pub fn check_replay_lag(seconds: Option<f64>) -> Result<(), CodecError> {
+    match seconds {
+        Some(s) if s.is_nan() || s < 0.0 => {
+            Err(CodecError::invalid(format!("max_replay_lag must not be negative, got {s} s")))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -1,23 +1,26 @@
 use super::*;
 
-fn stored(method: Option<&str>, external: bool, size: usize, row_len: Option<usize>) -> StoredValue<'_> {
+const PGLZ: ToastCompression = ToastCompression::Pglz;
+const LZ4: ToastCompression = ToastCompression::Lz4;
+
+fn stored(method: Option<ToastCompression>, external: bool, size: usize, row_len: Option<usize>) -> StoredValue {
     StoredValue { method, external, size, row_len }
 }
 
 #[test]
 fn only_values_a_new_write_would_change_are_rewritten() {
-    assert_eq!(decide(stored(Some("lz4"), true, 9000, None), "lz4", 2032), Decision::Keep);
-    assert_eq!(decide(stored(Some("pglz"), false, 900, None), "lz4", 2032), Decision::Rewrite);
-    assert_eq!(decide(stored(Some("lz4"), true, 900, None), "pglz", 2032), Decision::Rewrite);
+    assert_eq!(decide(stored(Some(LZ4), true, 9000, None), LZ4, 2032), Decision::Keep);
+    assert_eq!(decide(stored(Some(PGLZ), false, 900, None), LZ4, 2032), Decision::Rewrite);
+    assert_eq!(decide(stored(Some(LZ4), true, 900, None), PGLZ, 2032), Decision::Rewrite);
     // stored raw out of line: pglz gave up; lz4 may shrink it
-    assert_eq!(decide(stored(None, true, 9000, None), "lz4", 2032), Decision::TryCompress);
+    assert_eq!(decide(stored(None, true, 9000, None), LZ4, 2032), Decision::TryCompress);
     // raw in a row over the threshold: TOAST would try; in a short row it would not
-    assert_eq!(decide(stored(None, false, 1900, Some(2100)), "lz4", 2032), Decision::TryCompress);
-    assert_eq!(decide(stored(None, false, 1900, Some(2000)), "lz4", 2032), Decision::Keep);
-    assert_eq!(decide(stored(None, false, 1900, Some(2100)), "lz4", 4000), Decision::Keep);
+    assert_eq!(decide(stored(None, false, 1900, Some(2100)), LZ4, 2032), Decision::TryCompress);
+    assert_eq!(decide(stored(None, false, 1900, Some(2000)), LZ4, 2032), Decision::Keep);
+    assert_eq!(decide(stored(None, false, 1900, Some(2100)), LZ4, 4000), Decision::Keep);
     // too short for TOAST to pick, whatever the row
-    assert_eq!(decide(stored(None, false, 20, Some(5000)), "lz4", 2032), Decision::Keep);
-    assert_eq!(decide(stored(None, false, 1900, None), "lz4", 2032), Decision::Keep);
+    assert_eq!(decide(stored(None, false, 20, Some(5000)), LZ4, 2032), Decision::Keep);
+    assert_eq!(decide(stored(None, false, 1900, None), LZ4, 2032), Decision::Keep);
 }
 
 #[test]
@@ -104,4 +107,24 @@ fn the_eta_follows_the_pace() {
     assert_eq!(eta_seconds(0, 100, 5.0), None);
     assert_eq!(eta_seconds(25, 100, 5.0), Some(15.0));
     assert_eq!(eta_seconds(100, 100, 5.0), Some(0.0));
+}
+
+#[test]
+fn lock_timeout_is_checked_before_anything_changes() {
+    assert_eq!(lock_timeout_ms(Some(1.0)).unwrap(), 1000);
+    assert_eq!(lock_timeout_ms(Some(0.0)).unwrap(), 0, "0 waits without a limit, as the setting");
+    assert_eq!(lock_timeout_ms(Some(0.0004)).unwrap(), 1, "rounded up: never 0 by accident");
+    assert!(lock_timeout_ms(None).is_err());
+    assert!(lock_timeout_ms(Some(-1.0)).is_err());
+    assert!(lock_timeout_ms(Some(25.0 * 86400.0)).is_err(), "past INT_MAX ms");
+    assert!(lock_timeout_ms(Some(1_000_000.0 * 365.25 * 86400.0)).is_err());
+    assert_eq!(lock_timeout_ms(Some(24.0 * 86400.0)).unwrap(), 24 * 86_400_000);
+}
+
+#[test]
+fn a_negative_replay_lag_is_refused() {
+    assert!(check_replay_lag(None).is_ok());
+    assert!(check_replay_lag(Some(0.0)).is_ok());
+    assert!(check_replay_lag(Some(10.0)).is_ok());
+    assert!(check_replay_lag(Some(-1.0)).is_err());
 }

@@ -155,3 +155,88 @@ pub(super) fn check_declared_sizes(src: &[u8], max_raw: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// What starts at the beginning of a (remaining) input.
+pub(super) enum FrameStart {
+    /// A skippable frame of `len` bytes in all, to be passed over.
+    Skippable { len: usize },
+    /// A standard frame whose header is complete and readable.
+    Frame { content_size: Option<u64>, dictionary_id: Option<NonZeroU32> },
+}
+
+/// Read the frame header at the start of `rest` (`first`: at the start of the input), refusing
+/// legacy frames, truncated headers and anything that is not a frame.
+pub(super) fn frame_at(rest: &[u8], first: bool) -> Result<FrameStart> {
+    if rest.len() < 4 {
+        return Err(if FRAME_MAGIC.to_le_bytes().starts_with(rest) {
+            CodecError::corrupt("zstd frame is truncated: its header is incomplete")
+        } else if first {
+            CodecError::corrupt("input is not a zstd frame: it is too short")
+        } else {
+            trailing_bytes(rest.len())
+        });
+    }
+    let magic = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+    if magic == FRAME_MAGIC {
+        let Some(&descriptor) = rest.get(4) else {
+            return Err(CodecError::corrupt("zstd frame is truncated: its header is incomplete"));
+        };
+        if rest.len() < frame_header_len(descriptor) {
+            return Err(CodecError::corrupt("zstd frame is truncated: its header is incomplete"));
+        }
+        let content_size = zstd_safe::get_frame_content_size(rest).map_err(|_| {
+            CodecError::corrupt("zstd frame is corrupt: invalid frame header (reserved bit set or window too large)")
+        })?;
+        return Ok(FrameStart::Frame { content_size, dictionary_id: zstd_safe::get_dict_id_from_frame(rest) });
+    }
+    if LEGACY_MAGICS.contains(&magic) {
+        let version = match magic & 0xFF {
+            0x1E => "v0.1".to_string(),
+            minor @ 0x22..=0x27 => format!("v0.{}", minor - 0x20),
+            _ => "before v0.8".to_string(),
+        };
+        return Err(CodecError::corrupt(format!(
+            "zstd legacy format {version} is not supported (frame magic number 0x{magic:08X}); only frames of \
+             zstd v0.8 and later (magic number 0xFD2FB528) can be decoded"
+        )));
+    }
+    if SKIPPABLE_MAGICS.contains(&magic) {
+        let declared = match rest.get(4..8) {
+            Some(size) => u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize,
+            None => {
+                return Err(CodecError::corrupt("zstd frame is truncated: a skippable frame's header is incomplete"))
+            }
+        };
+        let len = declared.saturating_add(8);
+        if rest.len() < len {
+            return Err(CodecError::corrupt(format!(
+                "zstd frame is truncated: a skippable frame declares {declared} bytes of content, only {} remain",
+                rest.len() - 8
+            )));
+        }
+        return Ok(FrameStart::Skippable { len });
+    }
+    Err(if first {
+        CodecError::corrupt(format!("input is not a zstd frame (bad magic number 0x{magic:08X})"))
+    } else {
+        trailing_bytes(rest.len())
+    })
+}
+
+fn trailing_bytes(n: usize) -> CodecError {
+    CodecError::corrupt(format!("zstd data has {n} trailing bytes after its last frame that are not a frame"))
+}
+
+/// The length of a frame header (magic number included) from its descriptor byte.
+fn frame_header_len(descriptor: u8) -> usize {
+    let single_segment = descriptor & 0x20 != 0;
+    let window = usize::from(!single_segment);
+    let dictionary_id = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let content_size = match descriptor >> 6 {
+        0 => usize::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    5 + window + dictionary_id + content_size
+}

@@ -1,5 +1,6 @@
 //! Tests of the zstd codec: levels, dictionaries, legacy frames, limits, error texts.
 
+use super::decode::SPARE_DECODER;
 use super::errors::error_code;
 use super::*;
 use zstd::zstd_safe::zstd_sys::ZSTD_ErrorCode as Zerr;

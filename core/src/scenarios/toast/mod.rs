@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::lab::codecs::{compress_to_vec, Codec};
 use crate::lab::harness::{measure_codec, Hooks};
 use crate::lab::payload::Payload;
+use crate::pg_compression::ToastCompression;
 
 mod tuple;
 pub use tuple::{toast_row, Attribute, Row, Storage, Stored};
@@ -122,7 +123,7 @@ pub struct StoredAttribute {
     /// `pg_column_size`.
     pub size: usize,
     /// The method it is compressed with, None if it is not.
-    pub method: Option<String>,
+    pub method: Option<ToastCompression>,
     pub external: bool,
 }
 

@@ -42,6 +42,9 @@
 
 mod batch;
 pub mod layout;
+mod record;
+
+pub use record::{lsn_text, ImageRef, RecordRef, RelationKey};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -53,7 +56,6 @@ use crate::lab::codecs::Codec;
 use crate::page::BLCKSZ;
 use crate::pg_compression::WalCompression;
 use crate::registry::Named;
-use crate::scenarios::fpi::COMPRESSED_HOLE_HEADER;
 use crate::CodecError;
 use batch::{compress_batch, push_results, run_timed, same_images, Batch};
 use layout::{WalCursor, WalLayout};
@@ -75,48 +77,6 @@ pub const CHUNK_BYTES: u64 = 1 << 20;
 pub struct ChunkSavings {
     pub images: u64,
     pub saved: Vec<i64>,
-}
-
-/// The relation fork an image belongs to (`RelFileNode` and fork number).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RelationKey {
-    pub tablespace: u32,
-    pub database: u32,
-    pub relfilenode: u32,
-    pub fork: u8,
-}
-
-/// One full-page image as a record holds it.
-#[derive(Debug, Clone, Copy)]
-pub struct ImageRef {
-    pub relation: RelationKey,
-    pub stored_as: WalCompression,
-    /// `bimg_len`: the image's bytes in the record.
-    pub bimg_len: u16,
-    pub hole_offset: u16,
-    pub hole_length: u16,
-}
-
-impl ImageRef {
-    /// Bytes the image takes in its record now: the image, and the hole header of a
-    /// compressed image with a hole.
-    fn bytes_in_record(&self) -> u64 {
-        let header = self.stored_as != WalCompression::Off && self.hole_length != 0;
-        self.bimg_len as u64 + if header { COMPRESSED_HOLE_HEADER as u64 } else { 0 }
-    }
-
-    /// The hole-less image's length: what `off` stores.
-    fn raw_len(&self) -> usize {
-        BLCKSZ - self.hole_length as usize
-    }
-}
-
-/// One WAL record: its LSN, `xl_tot_len`, and whether it is an `XLOG_SWITCH`.
-#[derive(Debug, Clone, Copy)]
-pub struct RecordRef {
-    pub lsn: u64,
-    pub total_length: u32,
-    pub is_switch: bool,
 }
 
 /// One result row of `wal_whatif`: the range under one `wal_compression` setting.
@@ -594,11 +554,6 @@ fn percent_saved(base: u64, now: u64) -> f64 {
     } else {
         100.0 * (base as f64 - now as f64) / base as f64
     }
-}
-
-/// An LSN as PostgreSQL prints it: `16/B374D848`.
-pub fn lsn_text(lsn: u64) -> String {
-    format!("{:X}/{:X}", lsn >> 32, lsn as u32)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! `LZ4_compress_default` and `LZ4_decompress_safe` and PostgreSQL's `pglz_decompress` (pure
 //! C, no static state, no `elog`) on more than [`THRESHOLD`] bytes. Below it they run on the
 //! backend as before: no copy, no thread. PostgreSQL's `pglz_compress` keeps its history in
-//! static arrays and never comes here (its input is bounded instead, `c_codecs.rs`).
+//! static arrays and never comes here (its input is bounded instead, `mod.rs`).
 //!
 //! The rules:
 //! - The worker makes no `pg_sys` call (pgrx panics on one off the main thread), no palloc,

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use compresslab_core::scenarios::wal::lsn_text;
 use pgrx::{notice, pg_guard, pg_sys, PgSqlErrorCode};
 
-use super::files::{open_regular, os_message};
 use crate::errors::report;
+use crate::server::files::{open_regular, os_message};
 
 /// A segment file of the directory.
 #[derive(Clone)]

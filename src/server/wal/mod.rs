@@ -5,6 +5,8 @@
 //! naming the segment. The reader is freed (and its segment file closed) when [`WalReader`]
 //! drops, on success and on ERROR alike.
 
+pub mod archive;
+
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::NonNull;
 
@@ -13,9 +15,9 @@ use compresslab_core::scenarios::wal::layout::WalLayout;
 use compresslab_core::scenarios::wal::{lsn_text, ImageRef, RecordRef, RelationKey};
 use pgrx::{check_for_interrupts, notice, pg_guard, pg_sys, PgSqlErrorCode};
 
-use super::names::{self, quote_identifier};
-use super::wal_archive::{self, Archive, ArchivePrivate};
+use super::catalog::names::{self, quote_identifier};
 use crate::errors::report;
+use archive::{Archive, ArchivePrivate};
 
 // The reader's callbacks, declared here to take their C addresses (pgrx's bindings wrap them
 // in Rust functions). They are only ever called by the reader itself.
@@ -103,7 +105,7 @@ fn pg_wal_segments() -> Vec<(u64, String)> {
     let mut segments: Vec<(u64, String)> = std::fs::read_dir("pg_wal")
         .map(|dir| {
             dir.filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-                .filter_map(|name| match wal_archive::parse_name(&name)? {
+                .filter_map(|name| match archive::parse_name(&name)? {
                     (tli, log, seg, false) if tli == timeline => {
                         Some(((log * segments_per_xlogid + seg) * segment_size(), name))
                     }
@@ -235,9 +237,9 @@ impl WalReader {
             ),
             WalSource::Archive(archive) => (
                 pg_sys::XLogReaderRoutine {
-                    page_read: Some(wal_archive::archive_page_read),
-                    segment_open: Some(wal_archive::archive_segment_open),
-                    segment_close: Some(wal_archive::archive_segment_close),
+                    page_read: Some(archive::archive_page_read),
+                    segment_open: Some(archive::archive_segment_open),
+                    segment_close: Some(archive::archive_segment_close),
                 },
                 Private::Archive(Box::new(ArchivePrivate { archive: archive.clone(), end_of_wal: false })),
             ),

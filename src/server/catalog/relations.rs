@@ -11,6 +11,7 @@ use pgrx::pgrx_sql_entity_graph::metadata::{
 use pgrx::prelude::*;
 use pgrx::{FromDatum, IntoDatum, PgRelation, PgSqlErrorCode};
 
+use super::spi::spi_failed;
 use crate::errors::report;
 
 /// A `regclass` argument: an OID, not yet opened.
@@ -77,4 +78,22 @@ unsafe impl SqlTranslatable for RegClass {
     const TYPE_ORIGIN: TypeOrigin = TypeOrigin::External;
     const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("regclass"));
     const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("regclass")));
+}
+
+/// Every relation of this database that has storage and writes WAL.
+pub fn permanent_relations() -> Vec<pg_sys::Oid> {
+    Spi::connect(|client| {
+        client
+            .select(
+                "SELECT oid FROM pg_catalog.pg_class \
+                 WHERE relkind OPERATOR(pg_catalog.=) ANY ('{r,i,t,m,S}'::pg_catalog.\"char\"[]) \
+                   AND relpersistence OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" \
+                 ORDER BY oid",
+                None,
+                &[],
+            )
+            .unwrap_or_else(|e| spi_failed(e))
+            .filter_map(|row| row.get::<pg_sys::Oid>(1).ok().flatten())
+            .collect()
+    })
 }

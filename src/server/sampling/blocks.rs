@@ -1,75 +1,20 @@
-//! Rows read through SPI: sampled column values, the relations of the database, a row's fixed
-//! width, the caller's query for the spill simulation. Every query we write names its
-//! operators, functions and types with their schema (`OPERATOR(pg_catalog.=)`,
-//! `pg_catalog.sum`, `::pg_catalog.text`), so a hostile `search_path` runs nobody's code.
+//! A table's blocks as a sample of a column's values and rows: [`BlockSampler`].
 
 use std::ffi::CString;
 use std::time::Instant;
 
 use compresslab_core::advisor::words;
-use compresslab_core::rng::SeededRng;
-use compresslab_core::sampling::BlockOrder;
-use compresslab_core::scenarios::spill::Records;
 use compresslab_core::scenarios::toast;
-use compresslab_core::ticking;
 use compresslab_core::CodecError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
-use crate::errors::{raise, report, OrRaise};
-
-use super::heap;
-use super::names::{qualified_name, quote_identifier};
-
-/// Rows fetched from a cursor per batch; each batch's SPI tuple table is freed once copied.
-const FETCH_BATCH: i64 = 1000;
-
-/// A failed internal query, as an ERROR.
-pub(crate) fn spi_failed(e: pgrx::spi::SpiError) -> ! {
-    raise(CodecError::invalid(format!("query failed: {e}")))
-}
-
-/// Blocks read by one query when a table is read whole.
-pub const WHOLE_TABLE_BLOCKS: u64 = 1024;
-
-/// The detoasted non-NULL values of a variable-length column: all of them (`limit` None), or a
-/// sample of `limit` of them: every row of blocks drawn uniformly at random from the whole
-/// table without replacement (seeded, [`BlockOrder`]), the last block's rows thinned at random
-/// to the limit, so that every value is equally likely wherever it sits. Read with the
-/// caller's privileges (column privileges and row-level security apply).
-pub fn column_values(rel: &PgRelation, col: &str, limit: Option<i32>, seed: i32) -> Vec<Vec<u8>> {
-    let sampler = BlockSampler::values(rel, col);
-    let mut values = Vec::new();
-    let Some(limit) = limit.map(|n| n.max(0) as usize) else {
-        for (first, last) in sampler.ranges(WHOLE_TABLE_BLOCKS) {
-            sampler.read_values(first, last, |value| values.push(value));
-        }
-        return values;
-    };
-    let mut rng = SeededRng::new(seed as u64 ^ THINNING_SEED);
-    for block in BlockOrder::new(sampler.nblocks(), seed as u64) {
-        let mut rows = Vec::new();
-        sampler.read_values(block, block, |value| rows.push(value));
-        let wanted = limit - values.len();
-        if rows.len() > wanted {
-            // a uniformly random `wanted` of the block's rows (a partial Fisher-Yates shuffle)
-            for i in 0..wanted {
-                let j = i + rng.below((rows.len() - i) as u64) as usize;
-                rows.swap(i, j);
-            }
-            rows.truncate(wanted);
-        }
-        values.append(&mut rows);
-        if values.len() >= limit {
-            break;
-        }
-    }
-    values
-}
-
-/// Mixed into the seed of the generator that thins the last block of [`column_values`], so it
-/// does not repeat the block order's draws.
-const THINNING_SEED: u64 = 0x5eed_0fb1_0c00;
+use super::{select_on_table, unreadable_blocks};
+use crate::errors::{raise, report};
+use crate::server::catalog::names::{qualified_name, quote_identifier};
+use crate::server::catalog::spi::{self, spi_failed};
+use crate::server::heap;
+use crate::server::toast::{compression_method, stored_varlena, tuple_target, varlena_bytes};
 
 /// How the rows of a range of blocks are read.
 enum Reader {
@@ -84,26 +29,6 @@ enum Reader {
     Heap { columns: Vec<String> },
 }
 
-/// Why `rel`'s blocks cannot be sampled by the caller, None when they can: a heap scan reads
-/// them after the privilege checks a query would make, but where row-level security applies
-/// only a query applies the policies, and a query naming `ctid` needs SELECT on the table.
-pub fn unreadable_blocks(rel: &PgRelation) -> Option<String> {
-    (!select_on_table(rel) && heap::row_security_applies(rel.oid())).then(|| {
-        "row-level security applies and you may not SELECT the whole table: its rows are sampled by block only through \
-         a query that names ctid, which needs SELECT on the table"
-            .into()
-    })
-}
-
-/// Whether the caller has SELECT on the table itself (not only on some of its columns).
-fn select_on_table(rel: &PgRelation) -> bool {
-    // SAFETY: a privilege lookup for an open relation.
-    unsafe {
-        pg_sys::pg_class_aclcheck(rel.oid(), pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
-            == pg_sys::AclResult::ACLCHECK_OK
-    }
-}
-
 /// How a block's reading ended.
 pub enum BlockEnd {
     /// Every row of the block was read.
@@ -113,28 +38,6 @@ pub enum BlockEnd {
     /// A value was larger than the bytes allowed a value (why, in words): the block is to be
     /// dropped, and the sample misses its largest values.
     TooLarge(String),
-}
-
-// The server's reading of a stored varlena's compression method (what pg_column_compression
-// returns), declared here: pgrx does not bind it. It reads only the datum's header, or its
-// TOAST pointer.
-unsafe extern "C-unwind" {
-    fn toast_get_compression_id(attr: *mut pg_sys::varlena) -> u32;
-}
-
-/// `ToastCompressionId`'s values (toast_compression.h).
-const TOAST_PGLZ_COMPRESSION_ID: u32 = 0;
-const TOAST_LZ4_COMPRESSION_ID: u32 = 1;
-
-/// The compression method of a stored varlena (`pglz`, `lz4`), None when it is not compressed.
-pub(crate) fn compression_method(datum: pg_sys::Datum) -> Option<&'static str> {
-    // SAFETY: a non-NULL varlena of a tuple as stored; the server reads its header (and, for a
-    // TOAST pointer, the pointer) only.
-    match unsafe { toast_get_compression_id(datum.cast_mut_ptr()) } {
-        TOAST_PGLZ_COMPRESSION_ID => Some("pglz"),
-        TOAST_LZ4_COMPRESSION_ID => Some("lz4"),
-        _ => None,
-    }
 }
 
 /// A table's blocks, to sample a column from them: every row of a chosen block is read (what
@@ -238,16 +141,8 @@ impl BlockSampler {
         let column = varlena.iter().position(|(name, _, _)| name == col).unwrap_or(usize::MAX);
         let overhead = row_overhead(rel, col);
         let partitioned = relkind(rel) == pg_sys::RELKIND_PARTITIONED_TABLE;
-        // SAFETY: rd_options of an open table or materialized view is NULL or its StdRdOptions (a
-        // partitioned table has none: its partitions' rows are sampled at the default target).
-        let target = unsafe {
-            let options = rel.rd_options as *const pg_sys::StdRdOptions;
-            if options.is_null() || partitioned {
-                toast::TOAST_TUPLE_THRESHOLD
-            } else {
-                (*options).toast_tuple_target.max(128) as usize
-            }
-        };
+        // a partitioned table has no options: its partitions' rows are sampled at the default
+        let target = if partitioned { toast::TOAST_TUPLE_THRESHOLD } else { tuple_target(rel) };
         let selected: Vec<String> = varlena.iter().map(|(name, _, _)| quote_identifier(name)).collect();
         let quoted = quote_identifier(col);
         let table = qualified_name(rel.namespace(), rel.name());
@@ -454,7 +349,7 @@ impl BlockSampler {
                     storage: *storage,
                     raw,
                     size,
-                    method: compression_method(datum).map(String::from),
+                    method: compression_method(datum),
                     external,
                 });
             }
@@ -463,24 +358,6 @@ impl BlockSampler {
             row(value, toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at });
             None
         })
-    }
-}
-
-/// A varlena datum as stored: its data bytes once detoasted, `pg_column_size`, and whether it
-/// is a pointer to the TOAST table.
-fn stored_varlena(datum: pg_sys::Datum) -> (usize, usize, bool) {
-    // SAFETY: the datum is a non-NULL varlena of the tuple as stored (SPI returns the column's
-    // value untouched: a TOAST pointer stays a pointer); the size functions read only its
-    // header and, for a pointer, the pointer.
-    unsafe {
-        let first = *(datum.cast_mut_ptr::<u8>());
-        let raw = pg_sys::toast_raw_datum_size(datum);
-        let size = pg_sys::toast_datum_size(datum);
-        // 0x01: an external pointer (raw size counts a 4-byte header); another odd first byte:
-        // a 1-byte header; else a 4-byte one (little-endian varlena headers).
-        let external = first == 0x01;
-        let header = if !external && first & 0x01 == 0x01 { 1 } else { 4 };
-        (raw.saturating_sub(header), size, external)
     }
 }
 
@@ -517,52 +394,10 @@ fn check_sampled_column(rel: &PgRelation, col: &str) {
     }
 }
 
-/// The bytes of a varlena datum after detoasting (decompressed, fetched out of line), copied
-/// into a buffer allocated fallibly (a huge value is an ERROR, never an abort), a piece at a
-/// time with a cancel check between pieces.
-fn varlena_bytes(datum: pg_sys::Datum) -> Vec<u8> {
-    with_varlena_bytes(datum, |bytes| ticking::try_copy(bytes, "a value read", &mut super::check_interrupts)).or_raise()
-}
-
-/// `f` on the payload of a varlena datum (bytea, text or any other variable-length type),
-/// detoasted if need be; a detoasted copy is freed once `f` returns.
-fn with_varlena_bytes<T>(datum: pg_sys::Datum, f: impl FnOnce(&[u8]) -> T) -> T {
-    let original = datum.cast_mut_ptr::<pg_sys::varlena>();
-    // SAFETY: the datum is a varlena; pg_detoast_datum_packed returns it unchanged, or a plain
-    // (possibly short-header) copy in palloc'd memory that we own and free after `f` (which
-    // cannot keep the borrowed slice).
-    unsafe {
-        let plain = pg_sys::pg_detoast_datum_packed(original);
-        let result = f(pgrx::varlena::varlena_to_byte_slice(plain));
-        if plain != original {
-            pg_sys::pfree(plain.cast());
-        }
-        result
-    }
-}
-
-/// Every relation of this database that has storage and writes WAL.
-pub fn permanent_relations() -> Vec<pg_sys::Oid> {
-    Spi::connect(|client| {
-        client
-            .select(
-                "SELECT oid FROM pg_catalog.pg_class \
-                 WHERE relkind OPERATOR(pg_catalog.=) ANY ('{r,i,t,m,S}'::pg_catalog.\"char\"[]) \
-                   AND relpersistence OPERATOR(pg_catalog.=) 'p'::pg_catalog.\"char\" \
-                 ORDER BY oid",
-                None,
-                &[],
-            )
-            .unwrap_or_else(|e| spi_failed(e))
-            .filter_map(|row| row.get::<pg_sys::Oid>(1).ok().flatten())
-            .collect()
-    })
-}
-
 /// Bytes of the other columns of a row that every tuple carries: the heap tuple header plus
 /// the fixed-length columns (variable-length ones vary and are not counted).
 pub fn row_overhead(rel: &PgRelation, col: &str) -> usize {
-    let fixed = super::spi::select_one::<i64>(
+    let fixed = spi::select_one::<i64>(
         "SELECT COALESCE(pg_catalog.sum(attlen), 0)::pg_catalog.int8 FROM pg_catalog.pg_attribute \
          WHERE attrelid OPERATOR(pg_catalog.=) $1 AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped \
            AND attlen OPERATOR(pg_catalog.>) 0 AND attname OPERATOR(pg_catalog.<>) $2",
@@ -575,105 +410,3 @@ pub fn row_overhead(rel: &PgRelation, col: &str) -> usize {
 
 /// A heap tuple's header without a null bitmap (`MAXALIGN(SizeofHeapTupleHeader)`).
 const TUPLE_HEADER: usize = 24;
-
-/// Run the caller's `query` and return one record per non-NULL row: the bytes of a single
-/// bytea column, the text of a single column of another type, or the text form of a wider
-/// row. The query runs with the caller's privileges; only our wrapping is qualified. The
-/// records go into one fallibly grown buffer ([`Records`]): running out of memory is ERROR
-/// 53200, and memory stays near the records' bytes plus one length byte each.
-pub fn query_records(query: &str) -> Records {
-    let query = query.trim().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
-    if query.is_empty() {
-        raise(CodecError::invalid("query must not be empty"));
-    }
-    Spi::connect(|client| {
-        // Find the result's shape without running it: LIMIT 0 never pulls a row from the query.
-        let probe = format!("SELECT * FROM ({query}\n) t LIMIT 0");
-        let (single_column, single_bytea) = {
-            let table = client.select(probe.as_str(), None, &[]).unwrap_or_else(|e| spi_failed(e));
-            let single = table.columns().unwrap_or(0) == 1;
-            (single, single && table.column_type_oid(1).map(|oid| oid.value() == pg_sys::BYTEAOID).unwrap_or(false))
-        };
-        let sql = if single_bytea {
-            format!("SELECT * FROM ({query}\n) spill_change")
-        } else if single_column {
-            format!("SELECT spill_change.value::pg_catalog.text FROM ({query}\n) spill_change(value)")
-        } else {
-            // An alias no query is likely to use as a column name: a column of that name would
-            // win over the whole-row reference.
-            format!("SELECT compresslab_spill_row::pg_catalog.text FROM ({query}\n) compresslab_spill_row")
-        };
-        let mut cursor = client.try_open_cursor(sql.as_str(), &[]).unwrap_or_else(|e| spi_failed(e));
-        let mut records = Records::new();
-        loop {
-            check_for_interrupts!();
-            let mut batch = cursor.fetch(FETCH_BATCH).unwrap_or_else(|e| spi_failed(e));
-            if batch.is_empty() {
-                break;
-            }
-            while batch.next().is_some() {
-                // A bytea's bytes, or the text's UTF-8 bytes: both are varlenas.
-                if let Some(datum) = batch.get_datum_by_ordinal(1).unwrap_or_else(|e| spi_failed(e)) {
-                    with_varlena_bytes(datum, |bytes| records.try_push(bytes)).or_raise();
-                }
-            }
-            // SAFETY: the batch was consumed and dropped above; SPI_tuptable still points at
-            // its table, which nothing else references, so freeing it keeps memory to one batch.
-            unsafe { pg_sys::SPI_freetuptable(pg_sys::SPI_tuptable) };
-        }
-        records
-    })
-}
-
-/// The `limit` tables with the most rows written (pg_stat_user_tables) that the caller may
-/// read whole and whose rows [`table_records`] reads (a heap: no partitioned table; no
-/// row-level security applying to the caller): their OIDs and `schema.table` quoted as needed,
-/// most written first.
-pub fn most_written_readable_tables(limit: i64) -> Vec<(pg_sys::Oid, String)> {
-    Spi::connect(|client| {
-        client
-            .select(
-                "SELECT s.relid, pg_catalog.quote_ident(s.schemaname) OPERATOR(pg_catalog.||) '.' \
-                        OPERATOR(pg_catalog.||) pg_catalog.quote_ident(s.relname) \
-                   FROM pg_catalog.pg_stat_user_tables s \
-                   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.relid \
-                  WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog.\"char\"[]) \
-                    AND pg_catalog.has_table_privilege(s.relid, 'SELECT') \
-                    AND NOT pg_catalog.row_security_active(s.relid) \
-                  ORDER BY s.n_tup_ins OPERATOR(pg_catalog.+) s.n_tup_upd OPERATOR(pg_catalog.+) s.n_tup_del DESC, s.relid \
-                  LIMIT $1",
-                None,
-                &[limit.into()],
-            )
-            .unwrap_or_else(|e| spi_failed(e))
-            .filter_map(|row| Some((row.get::<pg_sys::Oid>(1).ok()??, row.get::<String>(2).ok()??)))
-            .collect()
-    })
-}
-
-/// The text form of the first `limit` rows of table `relid` in physical order (what `SELECT t
-/// FROM table t LIMIT limit` returns without an ORDER BY), one record each, read by a heap scan
-/// ([`heap::scan_blocks`]: no query planned, none of the owner's code run). The caller checked
-/// that it may read the whole table and that no row-level security applies to it. A table
-/// dropped meanwhile gives no records.
-pub fn table_records(relid: pg_sys::Oid, limit: usize) -> Records {
-    let mut records = Records::new();
-    let Some(rel) = heap::open(relid) else { return records };
-    heap::scan_blocks(rel, 0, u32::MAX, |tuple| {
-        // SAFETY: a tuple of the scan and its relation's descriptor (whose type is the table's
-        // row type): the copy is a composite datum, printed by record_out (the columns' own
-        // output functions) into a palloc'd string, both freed here.
-        let text = unsafe {
-            let row = pg_sys::heap_copy_tuple_as_datum(tuple, (*rel).rd_att);
-            let text = pg_sys::OidOutputFunctionCall(pg_sys::Oid::from(pg_sys::F_RECORD_OUT), row);
-            let bytes = std::ffi::CStr::from_ptr(text).to_bytes().to_vec();
-            pg_sys::pfree(text.cast());
-            pg_sys::pfree(row.cast_mut_ptr());
-            bytes
-        };
-        records.try_push(&text).or_raise();
-        records.len() < limit
-    });
-    heap::close(rel);
-    records
-}

@@ -8,6 +8,11 @@
 //! more than [`off_thread::THRESHOLD`] bytes run on a worker thread (`off_thread.rs`);
 //! `pglz_compress`, which is not thread-safe, is given at most [`c_pglz_max_input`] bytes.
 
+pub mod loaded;
+pub mod off_thread;
+pub mod versions;
+pub mod zstd;
+
 use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 
@@ -20,9 +25,9 @@ use compresslab_core::registry::{MethodKind, MethodSpec};
 use compresslab_core::uninit::as_uninit_mut;
 use compresslab_core::CodecError;
 
-use super::c_zstd::ServerZstd;
-use super::loaded::loaded_symbol;
-use super::off_thread::{self, Elsewhere};
+use loaded::loaded_symbol;
+use off_thread::Elsewhere;
+use zstd::ServerZstd;
 
 type Crc32cFn = unsafe extern "C" fn(crc: u32, data: *const c_void, len: usize) -> u32;
 

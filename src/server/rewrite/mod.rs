@@ -1,0 +1,184 @@
+//! What one batch of `compresslab.recompress` does to the server: one UPDATE over a block
+//! range of a table that rewrites, as a fresh copy of itself, each value a new write would store
+//! differently ([`compresslab_core::rewrite::decide`]), then reads each new row version back as
+//! stored and compares it with the digest of the very row version it replaced (`update.rs`), all
+//! in the caller's transaction, as the table's owner (`crate::server::owner`). Row locks only. A
+//! row another session changed meanwhile is decided on and copied again in its newest version
+//! (PostgreSQL's EvalPlanQual), never overwritten with a value read earlier. A dry run counts the
+//! same by a heap scan (`dry_run.rs`); what is checked before anything changes: `plan.rs`.
+
+mod dry_run;
+mod plan;
+mod update;
+
+use std::ffi::c_char;
+
+use compresslab_core::pg_compression::ToastCompression;
+use compresslab_core::rewrite::{self, Decision, Digest};
+use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
+use pgrx::prelude::*;
+use pgrx::{PgRelation, PgSqlErrorCode};
+
+pub use plan::{checked_column, prepare, Call, Plan};
+pub use update::{copied, copy, wanted};
+
+use super::catalog::names::relation_name;
+use super::owner::owner_of;
+use super::pages::relation_blocks;
+use super::toast::tuple_target;
+use crate::errors::report;
+
+unsafe extern "C-unwind" {
+    /// TOAST's own compression of a plain value with a method ('p' pglz, 'l' lz4): the
+    /// compressed copy, or a NULL pointer where TOAST would store the value raw. Exported by
+    /// the server; called through `pg_guard_ffi_boundary`, as it may raise an ERROR.
+    fn toast_compress_datum(value: pg_sys::Datum, cmethod: c_char) -> pg_sys::Datum;
+}
+
+/// What to do: one batch of `column` of the table `relid` from `first_block`, of at most
+/// `batch_rows` rows and `batch_bytes` bytes of values (ending at a block boundary).
+pub struct BatchSpec<'a> {
+    pub relid: pg_sys::Oid,
+    pub column: &'a str,
+    pub method: ToastCompression,
+    pub first_block: u64,
+    pub batch_rows: u32,
+    pub batch_bytes: i64,
+    pub dry_run: bool,
+}
+
+/// What a batch did. `bytes_after` is what the rewritten values store (a dry run: what TOAST's
+/// compression of each gives); `wal_written` the WAL the batch's call wrote, as this backend's
+/// `pgWalUsage` counts it (a dry run's too: hint bits it sets may write page images).
+#[derive(Debug, Default)]
+pub struct BatchDone {
+    pub next_block: u64,
+    pub total_blocks: u64,
+    pub examined: i64,
+    pub rewritten: i64,
+    pub skipped: i64,
+    pub bytes_before: i64,
+    pub bytes_after: i64,
+    pub wal_written: i64,
+    /// A dry run: the WAL the rewrite would write (each new row version in full, its new value
+    /// compressed, and a row's records).
+    pub wal_estimate: i64,
+}
+
+/// What a pointer to the TOAST table takes in its row.
+const TOAST_POINTER_BYTES: usize = 18;
+
+/// One batch (see the module), after the caller's privileges are checked again: a batch is a
+/// call of its own, which any role may make.
+pub fn run_batch(spec: &BatchSpec) -> BatchDone {
+    let wal_before = wal_written();
+    let lock = if spec.dry_run { pg_sys::AccessShareLock } else { pg_sys::RowExclusiveLock };
+    // SAFETY: the caller checked the OID names a table; the lock is held to the transaction's end.
+    let rel = unsafe { PgRelation::with_lock(spec.relid, lock as pg_sys::LOCKMODE) };
+    let table = relation_name(spec.relid)
+        .unwrap_or_else(|| report(PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE, "the table was dropped".into(), None));
+    let attnum = plan::check_caller(&rel, &table, spec.column, spec.dry_run);
+    let total = relation_blocks(&rel) as u64;
+    let mut done = BatchDone { total_blocks: total, next_block: spec.first_block.min(total), ..BatchDone::default() };
+    if spec.first_block >= total {
+        done.wal_written = wal_written() - wal_before;
+        return done;
+    }
+    let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
+    if spec.dry_run {
+        done.next_block = dry_run::pick(&rel, spec, i32::from(attnum), end, &mut done);
+    } else {
+        update::rewrite_range(&rel, &table, spec, i32::from(attnum), end, &mut done);
+    }
+    done.wal_written = wal_written() - wal_before;
+    done
+}
+
+/// The WAL this backend has written since it started (PostgreSQL's `pgWalUsage`).
+fn wal_written() -> i64 {
+    // SAFETY: a counter of this backend, read in its own (single) thread.
+    unsafe { pg_sys::pgWalUsage.wal_bytes as i64 }
+}
+
+fn rows_per_block(rel: &PgRelation) -> Option<f64> {
+    // SAFETY: rd_rel is valid for an open relation.
+    let (tuples, pages) = unsafe { ((*rel.rd_rel).reltuples as f64, (*rel.rd_rel).relpages as f64) };
+    (tuples > 0.0 && pages > 0.0).then(|| tuples / pages)
+}
+
+/// The row length over which TOAST compresses a value: `TOAST_TUPLE_THRESHOLD` (under it TOAST
+/// is not called), or the table's `toast_tuple_target` if larger (TOAST stops there).
+fn row_threshold(rel: &PgRelation) -> usize {
+    TOAST_TUPLE_THRESHOLD.max(tuple_target(rel))
+}
+
+/// The digest of a value's bytes and what TOAST's compression with `method` stores (its
+/// compressed size, or the raw size where TOAST would keep it raw); None for a value stored raw
+/// that the method does not shrink (a new write stores it the same). Only a dry run, or a value
+/// stored raw, is compressed.
+fn examine(
+    datum: pg_sys::Datum,
+    method: ToastCompression,
+    decision: Decision,
+    dry_run: bool,
+) -> Option<(Digest, usize)> {
+    let cmethod = method.attcompression() as c_char;
+    // SAFETY: the datum is a varlena; pg_detoast_datum_packed returns it unchanged or a plain
+    // palloc'd copy, freed here. toast_compress_datum takes a plain (possibly short-header)
+    // value and returns NULL or a palloc'd compressed copy, freed here.
+    unsafe {
+        let original = datum.cast_mut_ptr::<pg_sys::varlena>();
+        let plain = pg_sys::pg_detoast_datum_packed(original);
+        let len = pgrx::varlena::varsize_any_exhdr(plain);
+        let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(plain) as *const u8, len);
+        let digest = Digest::of(bytes);
+        let mut after = len + 4;
+        if decision == Decision::TryCompress || dry_run {
+            let compressed =
+                pg_sys::ffi::pg_guard_ffi_boundary(|| toast_compress_datum(pg_sys::Datum::from(plain), cmethod));
+            if compressed.is_null() {
+                if decision == Decision::TryCompress {
+                    if plain != original {
+                        pg_sys::pfree(plain.cast());
+                    }
+                    return None;
+                }
+            } else {
+                after = pgrx::varlena::varsize_any(compressed.cast_mut_ptr());
+                pg_sys::pfree(compressed.cast_mut_ptr());
+            }
+        }
+        if plain != original {
+            pg_sys::pfree(plain.cast());
+        }
+        Some((digest, after))
+    }
+}
+
+fn corrupted(table: &str, what: &str) -> ! {
+    report(
+        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        format!("recompress: a value of {table} {what} after its rewrite; the batch is rolled back"),
+        Some("Nothing of this batch is kept. Check the server's log and hardware before running recompress again."),
+    )
+}
+
+/// The next transaction ID PostgreSQL will assign (as a number); with `only_if_idle`, None
+/// unless every ID assigned so far belongs to a finished transaction. `recompress` reads it
+/// when a pass begins (idle) and when it ends: if no ID was assigned in between but one per
+/// batch of its own, no other session wrote the table (a write needs one), so no row moved
+/// behind the pass and no further pass is needed.
+pub fn next_xid(only_if_idle: bool) -> Option<i64> {
+    // SAFETY: inside a transaction; GetLatestSnapshot returns a static snapshot valid until the
+    // next call, whose counts and xmax are read at once.
+    unsafe {
+        let snapshot = &*pg_sys::GetLatestSnapshot();
+        let next = pg_sys::ReadNextFullTransactionId().value;
+        // no transaction in progress below xmax, and none assigned from xmax on
+        let idle = snapshot.xcnt == 0
+            && snapshot.subxcnt == 0
+            && !snapshot.suboverflowed
+            && snapshot.xmax.into_inner() == next as u32;
+        (idle || !only_if_idle).then_some(next as i64)
+    }
+}
