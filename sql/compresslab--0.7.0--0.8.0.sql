@@ -13,7 +13,32 @@ COMMENT ON TYPE compresslab.toast_compression_estimate IS 'A column under one TO
 -- the tables below an inheritance parent handled in its plan, and the NOTICEs naming tables and
 -- columns as the statements compresslab prints do (on one line): recompress_prepare takes
 -- lock_timeout and returns the names. 0.7.0's recompress_prepare keeps its C symbol for its
--- procedure until this update.
+-- procedure until this update. recompress_state: a role writes the progress of a column it may
+-- update only (0.7.0: of any table it could update a column of), and a run whose saved state
+-- does not fit its table starts over.
+DROP POLICY recompress_state_own ON compresslab.recompress_state;
+-- has_column_privilege of the column by its number, which the subquery gives as NULL once the
+-- column (or its table) is gone: the privilege is then NULL, and the row no role's but a
+-- superuser's (who bypasses the policies).
+CREATE POLICY recompress_state_read ON compresslab.recompress_state FOR SELECT
+    USING (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'SELECT'));
+CREATE POLICY recompress_state_insert ON compresslab.recompress_state FOR INSERT
+    WITH CHECK (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'));
+CREATE POLICY recompress_state_update ON compresslab.recompress_state FOR UPDATE
+    USING (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'))
+    WITH CHECK (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'));
+CREATE POLICY recompress_state_delete ON compresslab.recompress_state FOR DELETE
+    USING (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'));
 DROP FUNCTION compresslab.recompress_prepare(pg_catalog.regclass, text, text, integer, text, interval, text, boolean);
 CREATE FUNCTION compresslab."recompress_prepare"(
 	"relation" regclass,
@@ -128,10 +153,15 @@ BEGIN
         COMMIT;
     END LOOP;
     FOREACH leaf IN ARRAY plan.leaves LOOP
-        -- A finished run, or one with another method, starts over; any other goes on.
+        -- A finished run, or one with another method, starts over; so does one whose saved state
+        -- does not fit the table (a pass past the third, a block past its end): any other goes on.
         DELETE FROM compresslab.recompress_state s
          WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name
-           AND (s.state OPERATOR(pg_catalog.=) 'done' OR s.method OPERATOR(pg_catalog.<>) plan.method);
+           AND (s.state OPERATOR(pg_catalog.=) 'done' OR s.method OPERATOR(pg_catalog.<>) plan.method
+                OR s.pass OPERATOR(pg_catalog.<) 1 OR s.pass OPERATOR(pg_catalog.>) 3
+                OR s.next_block OPERATOR(pg_catalog.<) 0 OR s.pass_changes OPERATOR(pg_catalog.<) 0
+                OR s.next_block OPERATOR(pg_catalog.>) (pg_catalog.pg_relation_size(leaf)
+                   OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8));
         INSERT INTO compresslab.recompress_state AS s
             (relid, column_name, method, state, pass, next_block, total_blocks, rows_examined, rows_rewritten,
              rows_skipped, pass_changes, bytes_before, bytes_after, wal_bytes, run_seconds, pid, started, updated)

@@ -225,6 +225,34 @@ CALL compresslab.recompress('shared', 'body', 'lz4');
 SELECT relation::text, rows_rewritten FROM compresslab.recompress_progress;
 RESET ROLE;
 SELECT owner_name, pg_column_compression(body), count(*) FROM shared GROUP BY 1, 2 ORDER BY 1;
+-- The progress of a column moves only for a role that may update that column: one that may
+-- update another column of the table (and read all of it) neither updates nor deletes the
+-- row of the run above.
+CREATE ROLE recompress_other;
+GRANT USAGE ON SCHEMA compresslab TO recompress_other;
+GRANT SELECT, UPDATE (owner_name) ON shared TO recompress_other;
+SET ROLE recompress_other;
+WITH moved AS (UPDATE compresslab.recompress_state SET next_block = 1000000, state = 'done' RETURNING 1)
+SELECT count(*) AS rows_moved FROM moved;
+WITH deleted AS (DELETE FROM compresslab.recompress_state RETURNING 1) SELECT count(*) AS rows_deleted FROM deleted;
+SELECT count(*) AS rows_seen FROM compresslab.recompress_state;
+RESET ROLE;
+REVOKE USAGE ON SCHEMA compresslab FROM recompress_other;
+REVOKE ALL ON shared FROM recompress_other;
+DROP ROLE recompress_other;
+-- A saved state that does not fit its table (here forged: a block far past the end) is not
+-- trusted: the run starts over and rewrites every value.
+CREATE TABLE forged (id int, body text COMPRESSION lz4);  -- its values pglz, its method lz4
+INSERT INTO forged SELECT g, repeat('forged row ' || g, 400) FROM generate_series(1, 50) g;
+ALTER TABLE forged ALTER COLUMN body SET COMPRESSION pglz;
+UPDATE forged SET body = body || '';
+ALTER TABLE forged ALTER COLUMN body SET COMPRESSION lz4;
+INSERT INTO compresslab.recompress_state VALUES ('forged'::regclass, 'body', 'lz4', 'running', 1, 1000000000, 1000000000,
+  0, 0, 0, 0, 0, 0, 0, 0, NULL, now(), now());
+CALL compresslab.recompress('forged', 'body');
+SELECT pg_column_compression(body), count(*) FROM forged GROUP BY 1;
+SELECT state, rows_rewritten FROM compresslab.recompress_progress WHERE relation = 'forged'::regclass;
+DROP TABLE forged;
 -- the functions it calls refuse what the procedure would never pass them
 SELECT name, pg_temp.try(q) AS result FROM (VALUES
   ('a partitioned table', $q$SELECT * FROM compresslab.recompress_batch('events', 'payload', 'lz4', 0, 10, 100000, false)$q$),

@@ -2,7 +2,8 @@
 -- batch, each batch its own transaction (src/api/rewrite.rs has the functions it calls).
 -- Progress is kept in recompress_state (one row per table holding rows, and column): a CALL
 -- after a cancel, a crash or a restart goes on from the last batch committed. Each role sees
--- and writes only the rows of tables it may read and update.
+-- the rows of the columns it may read, and writes (inserts, updates, deletes) only those of the
+-- columns it may update: a role that may not rewrite a column cannot move its run's progress.
 CREATE TABLE compresslab.recompress_state (
     relid pg_catalog.oid NOT NULL,
     column_name pg_catalog.name NOT NULL,
@@ -25,9 +26,28 @@ CREATE TABLE compresslab.recompress_state (
     CONSTRAINT recompress_state_pkey PRIMARY KEY (relid, column_name)
 );
 ALTER TABLE compresslab.recompress_state ENABLE ROW LEVEL SECURITY;
-CREATE POLICY recompress_state_own ON compresslab.recompress_state
-    USING (pg_catalog.has_any_column_privilege(relid, 'SELECT'))
-    WITH CHECK (pg_catalog.has_any_column_privilege(relid, 'UPDATE'));
+-- has_column_privilege of the column by its number, which the subquery gives as NULL once the
+-- column (or its table) is gone: the privilege is then NULL, and the row no role's but a
+-- superuser's (who bypasses the policies).
+CREATE POLICY recompress_state_read ON compresslab.recompress_state FOR SELECT
+    USING (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'SELECT'));
+CREATE POLICY recompress_state_insert ON compresslab.recompress_state FOR INSERT
+    WITH CHECK (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'));
+CREATE POLICY recompress_state_update ON compresslab.recompress_state FOR UPDATE
+    USING (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'))
+    WITH CHECK (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'));
+CREATE POLICY recompress_state_delete ON compresslab.recompress_state FOR DELETE
+    USING (pg_catalog.has_column_privilege(relid, (SELECT a.attnum FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) relid AND a.attname OPERATOR(pg_catalog.=) column_name
+                          AND NOT a.attisdropped), 'UPDATE'));
 GRANT SELECT, INSERT, UPDATE, DELETE ON compresslab.recompress_state TO PUBLIC;
 COMMENT ON TABLE compresslab.recompress_state IS
 'Where each compresslab.recompress run stands (one row per table holding rows, and column); read it through compresslab.recompress_progress';
@@ -159,10 +179,15 @@ BEGIN
         COMMIT;
     END LOOP;
     FOREACH leaf IN ARRAY plan.leaves LOOP
-        -- A finished run, or one with another method, starts over; any other goes on.
+        -- A finished run, or one with another method, starts over; so does one whose saved state
+        -- does not fit the table (a pass past the third, a block past its end): any other goes on.
         DELETE FROM compresslab.recompress_state s
          WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name
-           AND (s.state OPERATOR(pg_catalog.=) 'done' OR s.method OPERATOR(pg_catalog.<>) plan.method);
+           AND (s.state OPERATOR(pg_catalog.=) 'done' OR s.method OPERATOR(pg_catalog.<>) plan.method
+                OR s.pass OPERATOR(pg_catalog.<) 1 OR s.pass OPERATOR(pg_catalog.>) 3
+                OR s.next_block OPERATOR(pg_catalog.<) 0 OR s.pass_changes OPERATOR(pg_catalog.<) 0
+                OR s.next_block OPERATOR(pg_catalog.>) (pg_catalog.pg_relation_size(leaf)
+                   OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8));
         INSERT INTO compresslab.recompress_state AS s
             (relid, column_name, method, state, pass, next_block, total_blocks, rows_examined, rows_rewritten,
              rows_skipped, pass_changes, bytes_before, bytes_after, wal_bytes, run_seconds, pid, started, updated)
