@@ -118,6 +118,8 @@ DECLARE
     pause pg_catalog.float8;
     cursor_block pg_catalog.int8;
     n_read pg_catalog.int8 := 0;
+    round pg_catalog.int4 := 0;
+    round_changes pg_catalog.int8;
     n_rewritten pg_catalog.int8 := 0;
     n_skipped pg_catalog.int8 := 0;
     before_bytes pg_catalog.int8 := 0;
@@ -178,105 +180,122 @@ BEGIN
         END LOOP;
         COMMIT;
     END LOOP;
-    FOREACH leaf IN ARRAY plan.leaves LOOP
-        -- A finished run, or one with another method, starts over; so does one whose saved state
-        -- does not fit the table (a pass past the third, a block past its end): any other goes on.
-        DELETE FROM compresslab.recompress_state s
-         WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name
-           AND (s.state OPERATOR(pg_catalog.=) 'done' OR s.method OPERATOR(pg_catalog.<>) plan.method
-                OR s.pass OPERATOR(pg_catalog.<) 1 OR s.pass OPERATOR(pg_catalog.>) 3
-                OR s.next_block OPERATOR(pg_catalog.<) 0 OR s.pass_changes OPERATOR(pg_catalog.<) 0
-                OR s.next_block OPERATOR(pg_catalog.>) (pg_catalog.pg_relation_size(leaf)
-                   OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8));
-        INSERT INTO compresslab.recompress_state AS s
-            (relid, column_name, method, state, pass, next_block, total_blocks, rows_examined, rows_rewritten,
-             rows_skipped, pass_changes, bytes_before, bytes_after, wal_bytes, run_seconds, pid, started, updated)
-        VALUES (leaf, column_name, plan.method, 'running', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, pg_catalog.pg_backend_pid(),
-                pg_catalog.now(), pg_catalog.now())
-        ON CONFLICT ON CONSTRAINT recompress_state_pkey DO UPDATE SET pid = EXCLUDED.pid, updated = EXCLUDED.updated;
-        COMMIT;
-        mark := pg_catalog.clock_timestamp();
-        -- A pass that begins in this CALL with no transaction holding an ID notes the next one.
-        pass_mark := CASE WHEN (SELECT s.next_block FROM compresslab.recompress_state s
-                                 WHERE s.relid OPERATOR(pg_catalog.=) leaf
-                                   AND s.column_name OPERATOR(pg_catalog.=) column_name) OPERATOR(pg_catalog.=) 0
-                          THEN compresslab.recompress_next_xid(true) END;
-        pass_batches := 0;
-        LOOP
-            WHILE max_replay_lag IS NOT NULL AND EXISTS (
-                    SELECT FROM pg_catalog.pg_stat_replication r WHERE r.replay_lag OPERATOR(pg_catalog.>) max_replay_lag) LOOP
-                IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) last_notice OPERATOR(pg_catalog.>) '5 s'::pg_catalog.interval THEN
-                    RAISE NOTICE 'compresslab.recompress: paused while a standby replays more than % behind', max_replay_lag;
-                    last_notice := pg_catalog.clock_timestamp();
-                END IF;
-                PERFORM pg_catalog.pg_sleep(0.5);
-            END LOOP;
-            IF triggers OPERATOR(pg_catalog.=) 'skip' THEN
-                PERFORM pg_catalog.set_config('session_replication_role', 'replica', true);
+    -- Rounds over every table holding rows: with several, a row another session moved into one
+    -- already done carries its old value with it, so rounds go on until one rewrites nothing
+    -- (three at most).
+    LOOP
+        round := round OPERATOR(pg_catalog.+) 1;
+        round_changes := n_rewritten OPERATOR(pg_catalog.+) n_skipped;
+        FOREACH leaf IN ARRAY plan.leaves LOOP
+            -- A later round reads the table again from its first block, its counts kept.
+            IF round OPERATOR(pg_catalog.>) 1 THEN
+                UPDATE compresslab.recompress_state s SET state = 'running', pass = 1, next_block = 0, pass_changes = 0
+                 WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name;
             END IF;
-            SELECT s.* INTO st FROM compresslab.recompress_state s
-             WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name FOR UPDATE;
-            SELECT r.* INTO b FROM compresslab.recompress_batch(leaf, column_name, plan.method, st.next_block, batch_rows,
-                                                                plan.batch_bytes, false) r;
-            -- A pass ends at the block the table ended at when it began (the rows it rewrites
-            -- land after it); another follows while the last one rewrote or skipped rows
-            -- (other sessions may have moved rows behind it), three at most; none if the pass
-            -- began in this CALL and no transaction but its batches (one ID each) took a
-            -- transaction ID since: no other session wrote the table meanwhile.
-            pass_batches := pass_batches OPERATOR(pg_catalog.+) 1;
-            pass_end := CASE WHEN st.next_block OPERATOR(pg_catalog.=) 0 OR st.total_blocks OPERATOR(pg_catalog.=) 0
-                             THEN b.total_blocks ELSE LEAST(st.total_blocks, b.total_blocks) END;
-            at_end := b.next_block OPERATOR(pg_catalog.>=) pass_end;
-            quiet := at_end AND pass_mark IS NOT NULL
-                     AND compresslab.recompress_next_xid(false) OPERATOR(pg_catalog.=) (pass_mark OPERATOR(pg_catalog.+) pass_batches);
-            finished := at_end AND (st.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped
-                                    OPERATOR(pg_catalog.=) 0 OR st.pass OPERATOR(pg_catalog.>=) 3 OR quiet);
-            UPDATE compresslab.recompress_state s SET
-                next_block = CASE WHEN at_end AND NOT finished THEN 0 ELSE LEAST(b.next_block, pass_end) END,
-                pass = s.pass OPERATOR(pg_catalog.+) CASE WHEN at_end AND NOT finished THEN 1 ELSE 0 END,
-                pass_changes = CASE WHEN at_end THEN 0
-                                    ELSE s.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped END,
-                total_blocks = pass_end,
-                rows_examined = s.rows_examined OPERATOR(pg_catalog.+) b.rows_examined,
-                rows_rewritten = s.rows_rewritten OPERATOR(pg_catalog.+) b.rows_rewritten,
-                rows_skipped = s.rows_skipped OPERATOR(pg_catalog.+) b.rows_skipped,
-                bytes_before = s.bytes_before OPERATOR(pg_catalog.+) b.bytes_before,
-                bytes_after = s.bytes_after OPERATOR(pg_catalog.+) b.bytes_after,
-                wal_bytes = s.wal_bytes OPERATOR(pg_catalog.+) b.wal_bytes,
-                run_seconds = s.run_seconds OPERATOR(pg_catalog.+)
-                              pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) mark),
-                state = CASE WHEN finished THEN 'done' ELSE 'running' END,
-                pid = pg_catalog.pg_backend_pid(),
-                updated = pg_catalog.clock_timestamp()
-             WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name;
+            -- A finished run, or one with another method, starts over; so does one whose saved state
+            -- does not fit the table (a pass past the third, a block past its end): any other goes on.
+            DELETE FROM compresslab.recompress_state s
+             WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name
+               AND (s.state OPERATOR(pg_catalog.=) 'done' OR s.method OPERATOR(pg_catalog.<>) plan.method
+                    OR s.pass OPERATOR(pg_catalog.<) 1 OR s.pass OPERATOR(pg_catalog.>) 3
+                    OR s.next_block OPERATOR(pg_catalog.<) 0 OR s.pass_changes OPERATOR(pg_catalog.<) 0
+                    OR s.next_block OPERATOR(pg_catalog.>) (pg_catalog.pg_relation_size(leaf)
+                       OPERATOR(pg_catalog./) pg_catalog.current_setting('block_size')::pg_catalog.int8));
+            INSERT INTO compresslab.recompress_state AS s
+                (relid, column_name, method, state, pass, next_block, total_blocks, rows_examined, rows_rewritten,
+                 rows_skipped, pass_changes, bytes_before, bytes_after, wal_bytes, run_seconds, pid, started, updated)
+            VALUES (leaf, column_name, plan.method, 'running', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, pg_catalog.pg_backend_pid(),
+                    pg_catalog.now(), pg_catalog.now())
+            ON CONFLICT ON CONSTRAINT recompress_state_pkey DO UPDATE SET pid = EXCLUDED.pid, updated = EXCLUDED.updated;
             COMMIT;
             mark := pg_catalog.clock_timestamp();
-            IF at_end AND NOT finished THEN
-                pass_mark := compresslab.recompress_next_xid(true);
-                pass_batches := 0;
-            END IF;
-            wal_run := wal_run OPERATOR(pg_catalog.+) b.wal_bytes;
-            n_read := n_read OPERATOR(pg_catalog.+) b.rows_examined;
-            n_rewritten := n_rewritten OPERATOR(pg_catalog.+) b.rows_rewritten;
-            n_skipped := n_skipped OPERATOR(pg_catalog.+) b.rows_skipped;
-            before_bytes := before_bytes OPERATOR(pg_catalog.+) b.bytes_before;
-            after_bytes := after_bytes OPERATOR(pg_catalog.+) b.bytes_after;
-            EXIT WHEN finished;
-            IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) last_notice OPERATOR(pg_catalog.>) '5 s'::pg_catalog.interval THEN
-                RAISE NOTICE 'compresslab.recompress: %: pass %, block % of %; this call: % rows rewritten (% skipped: changed meanwhile), % stored before, % after, % of WAL',
-                    plan.leaf_targets[pg_catalog.array_position(plan.leaves, leaf)], st.pass, b.next_block, pass_end,
-                    n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes), pg_catalog.pg_size_pretty(after_bytes),
-                    pg_catalog.pg_size_pretty(wal_run);
-                last_notice := pg_catalog.clock_timestamp();
-            END IF;
-            IF plan.wal_rate IS NOT NULL THEN
-                pause := compresslab.recompress_pause(wal_run,
-                    pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) began), plan.wal_rate);
-                IF pause OPERATOR(pg_catalog.>) 0 THEN
-                    PERFORM pg_catalog.pg_sleep(pause);
+            -- A pass that begins in this CALL with no transaction holding an ID notes the next one.
+            pass_mark := CASE WHEN (SELECT s.next_block FROM compresslab.recompress_state s
+                                     WHERE s.relid OPERATOR(pg_catalog.=) leaf
+                                       AND s.column_name OPERATOR(pg_catalog.=) column_name) OPERATOR(pg_catalog.=) 0
+                              THEN compresslab.recompress_next_xid(true) END;
+            pass_batches := 0;
+            LOOP
+                WHILE max_replay_lag IS NOT NULL AND EXISTS (
+                        SELECT FROM pg_catalog.pg_stat_replication r WHERE r.replay_lag OPERATOR(pg_catalog.>) max_replay_lag) LOOP
+                    IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) last_notice OPERATOR(pg_catalog.>) '5 s'::pg_catalog.interval THEN
+                        RAISE NOTICE 'compresslab.recompress: paused while a standby replays more than % behind', max_replay_lag;
+                        last_notice := pg_catalog.clock_timestamp();
+                    END IF;
+                    PERFORM pg_catalog.pg_sleep(0.5);
+                END LOOP;
+                IF triggers OPERATOR(pg_catalog.=) 'skip' THEN
+                    PERFORM pg_catalog.set_config('session_replication_role', 'replica', true);
                 END IF;
-            END IF;
+                SELECT s.* INTO st FROM compresslab.recompress_state s
+                 WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name FOR UPDATE;
+                SELECT r.* INTO b FROM compresslab.recompress_batch(leaf, column_name, plan.method, st.next_block, batch_rows,
+                                                                    plan.batch_bytes, false) r;
+                -- A pass ends at the block the table ended at when it began (the rows it rewrites
+                -- land after it); another follows while the last one rewrote or skipped rows
+                -- (other sessions may have moved rows behind it), three at most; none if the pass
+                -- began in this CALL and no transaction but its batches (one ID each) took a
+                -- transaction ID since: no other session wrote the table meanwhile.
+                pass_batches := pass_batches OPERATOR(pg_catalog.+) 1;
+                pass_end := CASE WHEN st.next_block OPERATOR(pg_catalog.=) 0 OR st.total_blocks OPERATOR(pg_catalog.=) 0
+                                 THEN b.total_blocks ELSE LEAST(st.total_blocks, b.total_blocks) END;
+                at_end := b.next_block OPERATOR(pg_catalog.>=) pass_end;
+                quiet := at_end AND pass_mark IS NOT NULL
+                         AND compresslab.recompress_next_xid(false) OPERATOR(pg_catalog.=) (pass_mark OPERATOR(pg_catalog.+) pass_batches);
+                finished := at_end AND (st.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped
+                                        OPERATOR(pg_catalog.=) 0 OR st.pass OPERATOR(pg_catalog.>=) 3 OR quiet);
+                UPDATE compresslab.recompress_state s SET
+                    next_block = CASE WHEN at_end AND NOT finished THEN 0 ELSE LEAST(b.next_block, pass_end) END,
+                    pass = s.pass OPERATOR(pg_catalog.+) CASE WHEN at_end AND NOT finished THEN 1 ELSE 0 END,
+                    pass_changes = CASE WHEN at_end THEN 0
+                                        ELSE s.pass_changes OPERATOR(pg_catalog.+) b.rows_rewritten OPERATOR(pg_catalog.+) b.rows_skipped END,
+                    total_blocks = pass_end,
+                    rows_examined = s.rows_examined OPERATOR(pg_catalog.+) b.rows_examined,
+                    rows_rewritten = s.rows_rewritten OPERATOR(pg_catalog.+) b.rows_rewritten,
+                    rows_skipped = s.rows_skipped OPERATOR(pg_catalog.+) b.rows_skipped,
+                    bytes_before = s.bytes_before OPERATOR(pg_catalog.+) b.bytes_before,
+                    bytes_after = s.bytes_after OPERATOR(pg_catalog.+) b.bytes_after,
+                    wal_bytes = s.wal_bytes OPERATOR(pg_catalog.+) b.wal_bytes,
+                    run_seconds = s.run_seconds OPERATOR(pg_catalog.+)
+                                  pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) mark),
+                    state = CASE WHEN finished THEN 'done' ELSE 'running' END,
+                    pid = pg_catalog.pg_backend_pid(),
+                    updated = pg_catalog.clock_timestamp()
+                 WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name;
+                COMMIT;
+                mark := pg_catalog.clock_timestamp();
+                IF at_end AND NOT finished THEN
+                    pass_mark := compresslab.recompress_next_xid(true);
+                    pass_batches := 0;
+                END IF;
+                wal_run := wal_run OPERATOR(pg_catalog.+) b.wal_bytes;
+                n_read := n_read OPERATOR(pg_catalog.+) b.rows_examined;
+                n_rewritten := n_rewritten OPERATOR(pg_catalog.+) b.rows_rewritten;
+                n_skipped := n_skipped OPERATOR(pg_catalog.+) b.rows_skipped;
+                before_bytes := before_bytes OPERATOR(pg_catalog.+) b.bytes_before;
+                after_bytes := after_bytes OPERATOR(pg_catalog.+) b.bytes_after;
+                EXIT WHEN finished;
+                IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) last_notice OPERATOR(pg_catalog.>) '5 s'::pg_catalog.interval THEN
+                    RAISE NOTICE 'compresslab.recompress: %: pass %, block % of %; this call: % rows rewritten (% skipped: changed meanwhile), % stored before, % after, % of WAL',
+                        plan.leaf_targets[pg_catalog.array_position(plan.leaves, leaf)], st.pass, b.next_block, pass_end,
+                        n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes), pg_catalog.pg_size_pretty(after_bytes),
+                        pg_catalog.pg_size_pretty(wal_run);
+                    last_notice := pg_catalog.clock_timestamp();
+                END IF;
+                IF plan.wal_rate IS NOT NULL THEN
+                    pause := compresslab.recompress_pause(wal_run,
+                        pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) began), plan.wal_rate);
+                    IF pause OPERATOR(pg_catalog.>) 0 THEN
+                        PERFORM pg_catalog.pg_sleep(pause);
+                    END IF;
+                END IF;
+            END LOOP;
         END LOOP;
+        round_changes := n_rewritten OPERATOR(pg_catalog.+) n_skipped OPERATOR(pg_catalog.-) round_changes;
+        EXIT WHEN pg_catalog.cardinality(plan.leaves) OPERATOR(pg_catalog.<=) 1 OR round_changes OPERATOR(pg_catalog.=) 0
+                  OR round OPERATOR(pg_catalog.>=) 3;
+        RAISE NOTICE 'compresslab.recompress: %: round % rewrote % rows; another round over its % tables finds any row moved into one already done',
+            plan.target, round, round_changes, pg_catalog.cardinality(plan.leaves);
     END LOOP;
     RAISE NOTICE 'compresslab.recompress: % done: % rows read, % rewritten (% skipped: changed meanwhile, then picked up by a later pass), % stored before, % after, % of WAL. The old row versions stay as dead tuples until autovacuum or a VACUUM of the table removes them; plain VACUUM makes their space reusable without shrinking the files (VACUUM FULL does, under an ACCESS EXCLUSIVE lock).',
         plan.target, n_read, n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes),

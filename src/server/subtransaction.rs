@@ -1,6 +1,8 @@
-//! Read-only work whose ERROR must not end the statement, run as PL/pgSQL runs a block with an
-//! EXCEPTION clause: in an internal subtransaction, rolled back once its value is copied out,
-//! which frees what the work held (locks, buffer pins, files, memory of the subtransaction).
+//! Work whose ERROR must not end the statement, run as PL/pgSQL runs a block with an EXCEPTION
+//! clause: in an internal subtransaction. Read-only work ([`rolled_back`]) is rolled back once
+//! its value is copied out, which frees what it held (locks, buffer pins, files, memory of the
+//! subtransaction); work that writes ([`retried`]) keeps what it did when it succeeds, and is
+//! rolled back whole (the owner switch and GUC nest level it opened with it) when it fails.
 
 use std::panic::AssertUnwindSafe;
 
@@ -64,4 +66,64 @@ pub fn rolled_back<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         })
     })
     .execute()
+}
+
+/// `f` in an internal subtransaction, kept when it returns, rolled back and run again (at most
+/// `tries` times in all) when its ERROR has SQLSTATE `again`; `on_retry` is told each failed
+/// try's number and message first. Any other ERROR, and the last try's, is raised again after
+/// the rollback, as are a cancel, a timeout, a shutdown and a Rust panic. Nothing of a failed
+/// try is kept: the caller's state must be what `f` returns, not what it changed on the way.
+pub fn retried<T>(
+    tries: u32,
+    again: pgrx::PgSqlErrorCode,
+    mut on_retry: impl FnMut(u32, &str),
+    mut f: impl FnMut() -> T,
+) -> T {
+    for attempt in 1.. {
+        // SAFETY: as in rolled_back.
+        let (context, owner) = unsafe { (pg_sys::CurrentMemoryContext, pg_sys::CurrentResourceOwner) };
+        // SAFETY: as in rolled_back.
+        unsafe {
+            pg_sys::BeginInternalSubTransaction(std::ptr::null());
+            pg_sys::MemoryContextSwitchTo(context);
+        }
+        // SAFETY: the context and owner saved above outlive the subtransaction.
+        let restore = move || unsafe {
+            pg_sys::MemoryContextSwitchTo(context);
+            pg_sys::CurrentResourceOwner = owner;
+        };
+        let outcome = PgTryBuilder::new(AssertUnwindSafe(|| {
+            let value = f();
+            // SAFETY: the subtransaction begun above is the current one; its work is kept.
+            unsafe { pg_sys::ReleaseCurrentSubTransaction() };
+            restore();
+            Ok(value)
+        }))
+        .catch_others(move |error| {
+            // SAFETY: the caller's context, saved above.
+            unsafe { pg_sys::MemoryContextSwitchTo(context) };
+            // SAFETY: the ERROR's state was copied and flushed when it was caught; the
+            // subtransaction begun above is the current one.
+            unsafe { pg_sys::RollbackAndReleaseCurrentSubTransaction() };
+            restore();
+            Err(Box::new(error))
+        })
+        .execute();
+        match outcome {
+            Ok(value) => return value,
+            Err(error) => {
+                let retry = match error.as_ref() {
+                    CaughtError::PostgresError(report) | CaughtError::ErrorReport(report) => {
+                        (report.sql_error_code() == again && attempt < tries).then(|| report.message().to_string())
+                    }
+                    CaughtError::RustPanic { .. } => None,
+                };
+                match retry {
+                    Some(message) => on_retry(attempt, &message),
+                    None => error.rethrow(),
+                }
+            }
+        }
+    }
+    unreachable!("the loop returns or raises")
 }

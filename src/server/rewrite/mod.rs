@@ -25,6 +25,7 @@ pub use update::{copied, copy, wanted};
 use super::catalog::names::relation_name;
 use super::owner::owner_of;
 use super::pages::relation_blocks;
+use super::subtransaction;
 use super::toast::tuple_target;
 use crate::errors::report;
 
@@ -50,7 +51,7 @@ pub struct BatchSpec<'a> {
 /// What a batch did. `bytes_after` is what the rewritten values store (a dry run: what TOAST's
 /// compression of each gives); `wal_written` the WAL the batch's call wrote, as this backend's
 /// `pgWalUsage` counts it (a dry run's too: hint bits it sets may write page images).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct BatchDone {
     pub next_block: u64,
     pub total_blocks: u64,
@@ -64,6 +65,9 @@ pub struct BatchDone {
     /// compressed, and a row's records).
     pub wal_estimate: i64,
 }
+
+/// How many times a batch runs when rows it waited for moved to another partition each time.
+const MOVED_ROW_TRIES: u32 = 5;
 
 /// What a pointer to the TOAST table takes in its row.
 const TOAST_POINTER_BYTES: usize = 18;
@@ -87,11 +91,40 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
     let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
     if spec.dry_run {
         done.next_block = dry_run::pick(&rel, spec, i32::from(attnum), end, &mut done);
-    } else {
+    } else if !is_partition(&rel) {
         update::rewrite_range(&rel, &table, spec, i32::from(attnum), end, &mut done);
+    } else {
+        // A row another session moved to another partition while the UPDATE waited for its
+        // lock is an ERROR (40001) the UPDATE cannot step past: the batch is rolled back and
+        // run again, the moved row then gone from this partition (a later round over every
+        // partition finds it where it went). Only a partition's rows can move so; the
+        // subtransaction takes a transaction ID of its own, which makes the procedure's check
+        // that no other session wrote during a pass (one ID a batch) fail: a partition gets a
+        // second pass.
+        let start = done.clone();
+        done = subtransaction::retried(
+            MOVED_ROW_TRIES,
+            PgSqlErrorCode::ERRCODE_T_R_SERIALIZATION_FAILURE,
+            |attempt, why| {
+                notice!(
+                    "compresslab.recompress: {table}: {why}; the batch runs again (try {} of {MOVED_ROW_TRIES})",
+                    attempt + 1
+                )
+            },
+            || {
+                let mut attempt = start.clone();
+                update::rewrite_range(&rel, &table, spec, i32::from(attnum), end, &mut attempt);
+                attempt
+            },
+        );
     }
     done.wal_written = wal_written() - wal_before;
     done
+}
+
+fn is_partition(rel: &PgRelation) -> bool {
+    // SAFETY: rd_rel is valid for an open relation.
+    unsafe { (*rel.rd_rel).relispartition }
 }
 
 /// The WAL this backend has written since it started (PostgreSQL's `pgWalUsage`).
