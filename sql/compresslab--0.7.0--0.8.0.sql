@@ -63,6 +63,46 @@ CREATE FUNCTION compresslab."recompress_prepare"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'recompress_prepare_checked_wrapper';
+-- The values row-level security hides from the owner, counted (FORCE ROW LEVEL SECURITY).
+ALTER TABLE compresslab.recompress_state ADD COLUMN rows_hidden pg_catalog.int8 NOT NULL DEFAULT 0;
+CREATE OR REPLACE VIEW compresslab.recompress_progress WITH (security_invoker = true) AS
+SELECT s.relid::pg_catalog.regclass AS relation,
+       s.column_name AS "column",
+       s.method,
+       CASE WHEN s.state OPERATOR(pg_catalog.=) 'done' AND s.rows_hidden OPERATOR(pg_catalog.>) 0
+                 THEN 'done but for rows_hidden: rows row-level security hides from the table''s owner'
+            WHEN s.state OPERATOR(pg_catalog.=) 'done' THEN 'done'
+            WHEN EXISTS (SELECT FROM pg_catalog.pg_stat_activity a
+                          WHERE a.pid OPERATOR(pg_catalog.=) s.pid
+                            AND a.state IS DISTINCT FROM 'idle'
+                            AND a.state IS DISTINCT FROM 'idle in transaction (aborted)') THEN 'running'
+            ELSE 'stopped: CALL it again to go on' END AS state,
+       s.pass,
+       s.next_block AS blocks_done,
+       s.total_blocks,
+       s.rows_examined,
+       s.rows_rewritten,
+       s.rows_skipped,
+       s.bytes_before,
+       s.bytes_after,
+       s.wal_bytes,
+       CASE WHEN s.run_seconds OPERATOR(pg_catalog.>) 0
+            THEN pg_catalog.round((s.rows_rewritten::pg_catalog.float8 OPERATOR(pg_catalog./) s.run_seconds)::pg_catalog.numeric, 1) END
+           AS rows_per_second,
+       CASE WHEN s.run_seconds OPERATOR(pg_catalog.>) 0
+            THEN pg_catalog.round(s.wal_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) s.run_seconds)::pg_catalog.int8 END
+           AS wal_bytes_per_second,
+       CASE WHEN s.state OPERATOR(pg_catalog.<>) 'done' AND s.pass OPERATOR(pg_catalog.=) 1
+                 AND s.next_block OPERATOR(pg_catalog.>) 0 AND s.run_seconds OPERATOR(pg_catalog.>) 0
+            THEN pg_catalog.make_interval(secs => pg_catalog.round((s.run_seconds
+                      OPERATOR(pg_catalog.*) (s.total_blocks OPERATOR(pg_catalog.-) s.next_block)
+                      OPERATOR(pg_catalog./) s.next_block)::pg_catalog.numeric)::pg_catalog.float8) END AS eta,
+       s.started,
+       s.updated,
+       s.rows_hidden
+  FROM compresslab.recompress_state s;
+COMMENT ON VIEW compresslab.recompress_progress IS
+'compresslab.recompress runs: where each stands (blocks of the current pass, rows rewritten and skipped, stored bytes before and after, WAL written, rate, time left of the first pass, values left in rows the owner''s row-level security hides), for the columns you may read';
 CREATE OR REPLACE PROCEDURE compresslab.recompress(
     relation pg_catalog.regclass,
     column_name pg_catalog.name,
@@ -94,6 +134,7 @@ DECLARE
     n_read pg_catalog.int8 := 0;
     round pg_catalog.int4 := 0;
     round_changes pg_catalog.int8;
+    hidden pg_catalog.int8;
     n_rewritten pg_catalog.int8 := 0;
     n_skipped pg_catalog.int8 := 0;
     before_bytes pg_catalog.int8 := 0;
@@ -270,6 +311,30 @@ BEGIN
                   OR round OPERATOR(pg_catalog.>=) 3;
         RAISE NOTICE 'compresslab.recompress: %: round % rewrote % rows; another round over its % tables finds any row moved into one already done',
             plan.target, round, round_changes, pg_catalog.cardinality(plan.leaves);
+    END LOOP;
+    -- Under FORCE ROW LEVEL SECURITY the owner's own policies hide rows from the rewrite, which
+    -- runs as the owner: what they leave is counted (a heap scan reads every row), not taken
+    -- as done.
+    FOREACH leaf IN ARRAY plan.leaves LOOP
+        CONTINUE WHEN NOT (SELECT c.relrowsecurity AND c.relforcerowsecurity FROM pg_catalog.pg_class c
+                            WHERE c.oid OPERATOR(pg_catalog.=) leaf);
+        hidden := 0;
+        cursor_block := 0;
+        LOOP
+            SELECT r.* INTO b FROM compresslab.recompress_batch(leaf, column_name, plan.method, cursor_block,
+                                                                batch_rows, plan.batch_bytes, true) r;
+            hidden := hidden OPERATOR(pg_catalog.+) b.rows_rewritten;
+            cursor_block := b.next_block;
+            EXIT WHEN cursor_block OPERATOR(pg_catalog.>=) b.total_blocks;
+        END LOOP;
+        UPDATE compresslab.recompress_state s SET rows_hidden = hidden
+         WHERE s.relid OPERATOR(pg_catalog.=) leaf AND s.column_name OPERATOR(pg_catalog.=) column_name;
+        COMMIT;
+        IF hidden OPERATOR(pg_catalog.>) 0 THEN
+            RAISE WARNING 'compresslab.recompress: %: % values left as they were, in rows the table owner''s row-level security policies hide from the rewrite (FORCE ROW LEVEL SECURITY) or written meanwhile',
+                plan.leaf_targets[pg_catalog.array_position(plan.leaves, leaf)], hidden
+                USING HINT = 'A role that bypasses row-level security sees them: ALTER TABLE ... NO FORCE ROW LEVEL SECURITY for the rewrite, or give the owner a policy that shows them.';
+        END IF;
     END LOOP;
     RAISE NOTICE 'compresslab.recompress: % done: % rows read, % rewritten (% skipped: changed meanwhile, then picked up by a later pass), % stored before, % after, % of WAL. The old row versions stay as dead tuples until autovacuum or a VACUUM of the table removes them; plain VACUUM makes their space reusable without shrinking the files (VACUUM FULL does, under an ACCESS EXCLUSIVE lock).',
         plan.target, n_read, n_rewritten, n_skipped, pg_catalog.pg_size_pretty(before_bytes),

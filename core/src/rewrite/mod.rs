@@ -2,8 +2,9 @@
 //! the arithmetic, apart from the server. Which stored values a new write would change
 //! ([`decide`]), how many blocks a batch reads ([`scan_end`]) and how many bytes it holds
 //! ([`batch_bytes`]), the pause that keeps the WAL under `max_wal_rate` ([`pause_seconds`]),
-//! the digest each value is checked with ([`Digest`]), and the cost said before a run
-//! ([`estimate`]).
+//! the digest each value is checked with ([`Digest`]), the cost said before a run
+//! ([`estimate`]), and the arguments checked before any change ([`Triggers`],
+//! [`lock_timeout_ms`], [`check_replay_lag`]).
 
 use crate::pg_compression::ToastCompression;
 use crate::CodecError;
@@ -167,12 +168,6 @@ pub fn estimate(rows: f64, bytes_after: f64, max_wal_rate: Option<f64>) -> Estim
     let wal_bytes = bytes_after.max(0.0) + rows.max(0.0) * WAL_BYTES_PER_ROW;
     let rate = max_wal_rate.map_or(WAL_BYTES_PER_SECOND, |r| r.min(WAL_BYTES_PER_SECOND));
     Estimate { wal_bytes, seconds: wal_bytes / rate }
-}
-
-/// Seconds left of a pass at the pace so far: `done` of `total` blocks read in `elapsed`
-/// seconds; None before anything is done.
-pub fn eta_seconds(done: u64, total: u64, elapsed: f64) -> Option<f64> {
-    (done > 0 && elapsed > 0.0).then(|| elapsed * total.saturating_sub(done) as f64 / done as f64)
 }
 
 /// `lock_timeout` (seconds) as the milliseconds the setting takes: from 0 (wait forever) to

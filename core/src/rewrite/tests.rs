@@ -103,13 +103,6 @@ fn the_estimate_counts_the_new_values_and_the_rows() {
 }
 
 #[test]
-fn the_eta_follows_the_pace() {
-    assert_eq!(eta_seconds(0, 100, 5.0), None);
-    assert_eq!(eta_seconds(25, 100, 5.0), Some(15.0));
-    assert_eq!(eta_seconds(100, 100, 5.0), Some(0.0));
-}
-
-#[test]
 fn lock_timeout_is_checked_before_anything_changes() {
     assert_eq!(lock_timeout_ms(Some(1.0)).unwrap(), 1000);
     assert_eq!(lock_timeout_ms(Some(0.0)).unwrap(), 0, "0 waits without a limit, as the setting");
