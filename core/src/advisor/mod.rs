@@ -215,23 +215,38 @@ pub fn choose_toast(raw_bytes: i64, pglz_bytes: i64, lz4_bytes: i64) -> Decision
             ),
         };
     }
+    // The rule and its words from one figure: how many percent fewer bytes pglz stores than lz4
+    // (negative: more).
     let edge = if lz4_bytes > 0 { 100.0 * (lz4_bytes - pglz_bytes) as f64 / lz4_bytes as f64 } else { 0.0 };
     if edge >= PGLZ_EDGE_PERCENT {
         Decision {
             recommended: Some(ToastCompression::Pglz),
-            reason: format!("pglz stores {edge:.1}% fewer bytes than lz4: space wins over decompression speed"),
+            reason: format!(
+                "pglz stores {edge:.1}% fewer bytes than lz4 ({PGLZ_EDGE_PERCENT}% or more): space wins over decompression speed"
+            ),
         }
-    } else {
-        let more = if pglz_bytes > 0 { 100.0 * (lz4_bytes - pglz_bytes) as f64 / pglz_bytes as f64 } else { 0.0 };
+    } else if edge >= 0.0 {
         Decision {
             recommended: Some(ToastCompression::Lz4),
             reason: format!(
-                "lz4 stores {:.1}% {} bytes than pglz (less than {PGLZ_EDGE_PERCENT}% more) and decompresses several times faster",
-                more.abs(),
-                if more >= 0.0 { "more" } else { "fewer" }
+                "pglz stores {:.1}% fewer bytes than lz4 (under {PGLZ_EDGE_PERCENT}%): about the same size, and lz4 decompresses several times faster",
+                tenths_down(edge)
+            ),
+        }
+    } else {
+        Decision {
+            recommended: Some(ToastCompression::Lz4),
+            reason: format!(
+                "pglz stores {:.1}% more bytes than lz4: lz4 is smaller and decompresses several times faster",
+                -edge
             ),
         }
     }
+}
+
+/// `x` rounded down to tenths, so that a figure under a threshold never prints as the threshold.
+fn tenths_down(x: f64) -> f64 {
+    (x * 10.0).floor() / 10.0
 }
 
 crate::named_choices! {

@@ -41,8 +41,8 @@ fn wal_rule_on_a_server_without_lz4_or_zstd_offers_what_it_has() {
 fn toast_rule() {
     assert_eq!(choose_toast(1000, 980, 990).recommended, None, "2% is no change");
     assert_eq!(choose_toast(1000, 400, 420).recommended, Some(ToastCompression::Lz4));
-    assert!(choose_toast(1000, 400, 420).reason.starts_with("lz4 stores 5.0% more bytes than pglz"));
-    assert!(choose_toast(1000, 420, 400).reason.starts_with("lz4 stores 4.8% fewer bytes than pglz"));
+    assert!(choose_toast(1000, 400, 420).reason.starts_with("pglz stores 4.7% fewer bytes than lz4 (under 10%)"));
+    assert!(choose_toast(1000, 420, 400).reason.starts_with("pglz stores 5.0% more bytes than lz4: lz4 is smaller"));
     assert_eq!(choose_toast(1000, 300, 400).recommended, Some(ToastCompression::Pglz));
     assert_eq!(choose_toast(1000, 1000, 960).recommended, None, "4% is no change");
     assert_eq!(choose_toast(0, 0, 0).recommended, None);
@@ -73,4 +73,40 @@ fn a_bulk_load_is_most_of_the_rows_inserted_within_a_day() {
     assert!(!bulk_load(loaded, 86400.0 * 3.0), "inserting steadily for days");
     assert!(!bulk_load(Inserted { rows: 0.0, held: 0.0 }, 60.0), "no table");
     assert!(bulk_load_words(loaded, 1440.0).unwrap().contains("dominated by a bulk load (1000000 rows inserted"));
+}
+
+/// Every branch of the TOAST rule says the figure the rule decided on, on the side of the
+/// threshold the decision is: the words cannot contradict the figure.
+#[test]
+fn the_toast_rules_words_agree_with_its_figure() {
+    let figure = |reason: &str| -> f64 {
+        reason.split_whitespace().nth(2).and_then(|w| w.trim_end_matches('%').parse().ok()).unwrap()
+    };
+    // lz4 against pglz's 1000 bytes: from far smaller to far larger, across the 10% edge
+    for lz4 in (500..=1500).step_by(7).chain([1110, 1111, 1112, 1100, 1099]) {
+        let d = choose_toast(100_000, 1000, lz4);
+        let edge = 100.0 * (lz4 - 1000) as f64 / lz4 as f64;
+        assert!(d.reason.starts_with("pglz stores "), "{}", d.reason);
+        if edge >= PGLZ_EDGE_PERCENT {
+            assert_eq!(d.recommended, Some(ToastCompression::Pglz), "{lz4}");
+            assert!(
+                d.reason.contains("fewer bytes than lz4 (10% or more)") && figure(&d.reason) >= 10.0,
+                "{}",
+                d.reason
+            );
+        } else if edge >= 0.0 {
+            assert_eq!(d.recommended, Some(ToastCompression::Lz4), "{lz4}");
+            assert!(d.reason.contains("fewer bytes than lz4 (under 10%)") && figure(&d.reason) < 10.0, "{}", d.reason);
+        } else {
+            assert_eq!(d.recommended, Some(ToastCompression::Lz4), "{lz4}");
+            assert!(
+                d.reason.contains("more bytes than lz4: lz4 is smaller") && figure(&d.reason) > 0.0,
+                "{}",
+                d.reason
+            );
+        }
+    }
+    // the two notes: 10.6% and 11.6% apart, each now on its side
+    assert!(choose_toast(100_000, 1000, 1106).reason.starts_with("pglz stores 9.5% fewer bytes than lz4 (under 10%)"));
+    assert!(choose_toast(100_000, 1000, 884).reason.starts_with("pglz stores 13.1% more bytes than lz4"));
 }
