@@ -6,6 +6,8 @@
 //! ([`estimate`]), and the arguments checked before any change ([`Triggers`],
 //! [`lock_timeout_ms`], [`check_replay_lag`]).
 
+pub mod run;
+
 use crate::pg_compression::ToastCompression;
 use crate::CodecError;
 
