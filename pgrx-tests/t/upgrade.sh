@@ -77,6 +77,13 @@ for from in "${frozen[@]}"; do
       -c "DROP TABLE old_sql" 2>&1)
     check_log <(echo "$old_sql") "$from's SQL on the $current library: estimate_toast_compression says to update (55000)" \
       grep -q "refused: compresslab's SQL is version $from, its library $current" <<<"$old_sql"
+    # and its recompress, whose helpers this library folded into one step function
+    old_call=$(psql_q -d "$db" -c "CREATE TABLE old_call AS SELECT repeat('old call ', 900) AS v" \
+      -c "DO \$\$ BEGIN CALL compresslab.recompress('old_call', 'v', 'lz4', dry_run => true);
+          EXCEPTION WHEN object_not_in_prerequisite_state THEN RAISE WARNING 'refused: %', SQLERRM; END \$\$" \
+      -c "DROP TABLE old_call" 2>&1)
+    check_log <(echo "$old_call") "$from's recompress on the $current library says to update (55000)" \
+      grep -q "refused: compresslab's SQL is version $from, its library $current: compresslab.recompress_prepare is no longer" <<<"$old_call"
   fi
   if ! psql_q -d "$db" -c "ALTER EXTENSION compresslab UPDATE" >>"$out/$db.log" 2>&1; then
     fail "$label" "ALTER EXTENSION compresslab UPDATE (path $path: $scripts):"

@@ -16,6 +16,7 @@ mod checksums;
 mod codecs;
 mod info;
 mod lab;
+mod retired;
 mod rewrite;
 mod scenarios;
 mod spill;

@@ -74,30 +74,6 @@ pub fn stored_form(datum: pg_sys::Datum) -> (bool, usize) {
     unsafe { (*(datum.cast_mut_ptr::<u8>()) == 0x01, pg_sys::toast_datum_size(datum)) }
 }
 
-/// Whether values of type `oid` are variable-length (remembered for the last type asked: an
-/// UPDATE asks for one type each row).
-pub fn is_varlena(oid: pg_sys::Oid) -> bool {
-    thread_local! {
-        static LAST: std::cell::Cell<Option<(pg_sys::Oid, bool)>> = const { std::cell::Cell::new(None) };
-    }
-    LAST.with(|last| match last.get() {
-        Some((known, varlena)) if known == oid => varlena,
-        _ => {
-            // SAFETY: a catalog lookup of the argument's type.
-            let varlena = unsafe { pg_sys::get_typlen(oid) } == -1;
-            last.set(Some((oid, varlena)));
-            varlena
-        }
-    })
-}
-
-/// `datum` (a varlena) as a fresh plain copy of itself: detoasted (decompressed, fetched from
-/// the TOAST table), palloc'd in the current context.
-pub fn fresh_copy(datum: pg_sys::Datum) -> pg_sys::Datum {
-    // SAFETY: a non-NULL varlena; pg_detoast_datum_copy returns a palloc'd plain copy.
-    pg_sys::Datum::from(unsafe { pg_sys::pg_detoast_datum_copy(datum.cast_mut_ptr()) })
-}
-
 /// The table's `toast_tuple_target` (TOAST compresses a row's values until it fits in it): the
 /// reloption, or its default (`TOAST_TUPLE_TARGET`, 2032 bytes, as `TOAST_TUPLE_THRESHOLD`).
 pub fn tuple_target(rel: &PgRelation) -> usize {

@@ -9,7 +9,8 @@
 //! query ("cannot assign XIDs during a parallel operation"), and elsewhere it spends an XID on
 //! a read. These run the query read-only, as `Spi::connect`'s `select` does.
 //!
-//! Statements a batch of `recompress` runs again and again are kept planned ([`kept_plan`]).
+//! Statements a batch of `recompress` runs again and again are kept planned ([`kept_plan`],
+//! [`run_kept`]).
 
 use std::ffi::{c_char, CStr, CString};
 
@@ -60,7 +61,7 @@ fn spi_status(status: i32) -> ! {
 /// (the table's and column's names as they are now); the oldest is freed past `KEPT_PLANS`.
 /// PostgreSQL's plan cache replans them after DDL on the table, and for another role when
 /// row-level security applies.
-const KEPT_PLANS: usize = 12;
+const KEPT_PLANS: usize = 24;
 
 thread_local! {
     static PLANS: std::cell::RefCell<Vec<(String, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -117,6 +118,14 @@ pub fn execute(plan: pg_sys::SPIPlanPtr, args: &[Option<pg_sys::Datum>], read_on
         }
         pg_sys::SPI_processed
     }
+}
+
+/// Runs `query` with `args` through its kept plan (typed by the arguments), read-write: the
+/// rows it returns, read by [`column`] until the next statement. Within an SPI connection.
+pub fn run_kept(query: &str, args: &[DatumWithOid<'_>]) -> u64 {
+    let types: Vec<pg_sys::Oid> = args.iter().map(|a| a.oid()).collect();
+    let values: Vec<Option<pg_sys::Datum>> = args.iter().map(|a| a.datum().map(|d| d.sans_lifetime())).collect();
+    execute(kept_plan(query, &types), &values, false)
 }
 
 /// Column `n` (from 1) of row `row` of the last statement's result; None for NULL.

@@ -1,15 +1,17 @@
-//! What one batch of `compresslab.recompress` does to the server: one UPDATE over a block
-//! range of a table that rewrites, as a fresh copy of itself, each value a new write would store
-//! differently ([`compresslab_core::rewrite::decide`]), then reads each new row version back as
-//! stored and compares it with the digest of the very row version it replaced (`update.rs`), all
-//! in the caller's transaction, as the table's owner (`crate::server::owner`). Row locks only. A
-//! row another session changed meanwhile is decided on and copied again in its newest version
-//! (PostgreSQL's EvalPlanQual), never overwritten with a value read earlier. A dry run counts the
-//! same by a heap scan (`dry_run.rs`); what is checked before anything changes: `plan.rs`.
+//! The rewrite of `CALL compresslab.recompress` in the server: what is checked before anything
+//! changes (`plan.rs`), the steps of a run (`step.rs`, driving the state machine of
+//! [`compresslab_core::rewrite::run`]) and one batch (here): a heap scan of a block range picks
+//! the values a new write would store differently ([`compresslab_core::rewrite::decide`],
+//! `pick.rs`), then each picked row is updated with a fresh copy of its value and read back as
+//! stored, checked against the digest of the value it replaced (`update.rs`), in the caller's
+//! transaction, as the table's owner (`crate::server::owner`). Row locks only. A dry run picks
+//! alike and counts.
 
-mod dry_run;
+mod pick;
 mod plan;
+mod step;
 mod update;
+mod values;
 
 use std::ffi::c_char;
 
@@ -19,8 +21,9 @@ use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
-pub use plan::{checked_column, prepare, Call, Plan};
-pub use update::{copied, copy, wanted};
+pub use plan::Call;
+pub use step::step;
+use values::Values;
 
 use super::catalog::names::relation_name;
 use super::owner::owner_of;
@@ -38,7 +41,7 @@ unsafe extern "C-unwind" {
 
 /// What to do: one batch of `column` of the table `relid` from `first_block`, of at most
 /// `batch_rows` rows and `batch_bytes` bytes of values (ending at a block boundary).
-pub struct BatchSpec<'a> {
+struct BatchSpec<'a> {
     pub relid: pg_sys::Oid,
     pub column: &'a str,
     pub method: ToastCompression,
@@ -52,7 +55,7 @@ pub struct BatchSpec<'a> {
 /// compression of each gives); `wal_written` the WAL the batch's call wrote, as this backend's
 /// `pgWalUsage` counts it (a dry run's too: hint bits it sets may write page images).
 #[derive(Debug, Default, Clone)]
-pub struct BatchDone {
+struct BatchDone {
     pub next_block: u64,
     pub total_blocks: u64,
     pub examined: i64,
@@ -72,15 +75,16 @@ const MOVED_ROW_TRIES: u32 = 5;
 /// What a pointer to the TOAST table takes in its row.
 const TOAST_POINTER_BYTES: usize = 18;
 
-/// One batch (see the module), after the caller's privileges are checked again: a batch is a
-/// call of its own, which any role may make.
-pub fn run_batch(spec: &BatchSpec) -> BatchDone {
+/// One batch (see the module), after the caller's privileges are checked again.
+fn run_batch(spec: &BatchSpec) -> BatchDone {
     let wal_before = wal_written();
     let lock = if spec.dry_run { pg_sys::AccessShareLock } else { pg_sys::RowExclusiveLock };
     // SAFETY: the caller checked the OID names a table; the lock is held to the transaction's end.
     let rel = unsafe { PgRelation::with_lock(spec.relid, lock as pg_sys::LOCKMODE) };
     let table = relation_name(spec.relid)
         .unwrap_or_else(|| report(PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE, "the table was dropped".into(), None));
+    // the column may have changed since the last batch
+    plan::checked_column(spec.relid, spec.column);
     let attnum = plan::check_caller(&rel, &table, spec.column, spec.dry_run);
     let total = relation_blocks(&rel) as u64;
     let mut done = BatchDone { total_blocks: total, next_block: spec.first_block.min(total), ..BatchDone::default() };
@@ -89,18 +93,21 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
         return done;
     }
     let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
-    if spec.dry_run {
-        done.next_block = dry_run::pick(&rel, spec, i32::from(attnum), end, &mut done);
+    let mut values = (!spec.dry_run).then(|| Values::for_column(column_type(&rel, attnum)));
+    let (picked, next_block) = pick::pick(&rel, spec, i32::from(attnum), end, &mut done, values.as_mut());
+    let mut values = values.unwrap_or(Values::Copies(Vec::new()));
+    done.next_block = next_block;
+    if spec.dry_run || picked.is_empty() {
+        // counted
     } else if !is_partition(&rel) {
-        update::rewrite_range(&rel, &table, spec, i32::from(attnum), end, &mut done);
+        update::rewrite(&rel, &table, spec, i32::from(attnum), &picked, &mut values, &mut done);
     } else {
         // A row another session moved to another partition while the UPDATE waited for its
-        // lock is an ERROR (40001) the UPDATE cannot step past: the batch is rolled back and
-        // run again, the moved row then gone from this partition (a later round over every
-        // partition finds it where it went). Only a partition's rows can move so; the
-        // subtransaction takes a transaction ID of its own, which makes the procedure's check
-        // that no other session wrote during a pass (one ID a batch) fail: a partition gets a
-        // second pass.
+        // lock is an ERROR (40001) the UPDATE cannot step past: the batch's updates are rolled
+        // back and run again, the moved row then gone from this partition (a later round over
+        // every partition finds it where it went). Only a partition's rows can move so; the
+        // subtransaction takes a transaction ID of its own, which makes the run's check that no
+        // other session wrote during a pass fail: a partition gets a second pass.
         let start = done.clone();
         done = subtransaction::retried(
             MOVED_ROW_TRIES,
@@ -113,13 +120,21 @@ pub fn run_batch(spec: &BatchSpec) -> BatchDone {
             },
             || {
                 let mut attempt = start.clone();
-                update::rewrite_range(&rel, &table, spec, i32::from(attnum), end, &mut attempt);
+                update::rewrite(&rel, &table, spec, i32::from(attnum), &picked, &mut values, &mut attempt);
                 attempt
             },
         );
     }
     done.wal_written = wal_written() - wal_before;
     done
+}
+
+/// The type of column `attnum` of `rel`.
+fn column_type(rel: &PgRelation, attnum: i16) -> pg_sys::Oid {
+    // SAFETY: rd_att of an open relation, whose attribute `attnum` (checked) is the column.
+    unsafe { pgrx::PgTupleDesc::from_pg_unchecked(rel.rd_att) }
+        .get(attnum as usize - 1)
+        .map_or(pg_sys::InvalidOid, |a| a.atttypid)
 }
 
 fn is_partition(rel: &PgRelation) -> bool {
@@ -145,16 +160,23 @@ fn row_threshold(rel: &PgRelation) -> usize {
     TOAST_TUPLE_THRESHOLD.max(tuple_target(rel))
 }
 
-/// The digest of a value's bytes and what TOAST's compression with `method` stores (its
-/// compressed size, or the raw size where TOAST would keep it raw); None for a value stored raw
-/// that the method does not shrink (a new write stores it the same). Only a dry run, or a value
+/// What a batch reads of one value: the digest of its bytes and what TOAST's compression with
+/// `method` stores (its compressed size, or the raw size where TOAST would keep it raw); its
+/// bytes are added to `keep` (the values the rewrite writes). None for a value stored raw that
+/// the method does not shrink (a new write stores it the same). Only a dry run, or a value
 /// stored raw, is compressed.
+struct Examined {
+    digest: Digest,
+    after: usize,
+}
+
 fn examine(
     datum: pg_sys::Datum,
     method: ToastCompression,
     decision: Decision,
     dry_run: bool,
-) -> Option<(Digest, usize)> {
+    keep: Option<&mut Values>,
+) -> Option<Examined> {
     let cmethod = method.attcompression() as c_char;
     // SAFETY: the datum is a varlena; pg_detoast_datum_packed returns it unchanged or a plain
     // palloc'd copy, freed here. toast_compress_datum takes a plain (possibly short-header)
@@ -164,27 +186,29 @@ fn examine(
         let plain = pg_sys::pg_detoast_datum_packed(original);
         let len = pgrx::varlena::varsize_any_exhdr(plain);
         let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(plain) as *const u8, len);
-        let digest = Digest::of(bytes);
-        let mut after = len + 4;
+        let mut after = Some(len + 4);
         if decision == Decision::TryCompress || dry_run {
             let compressed =
                 pg_sys::ffi::pg_guard_ffi_boundary(|| toast_compress_datum(pg_sys::Datum::from(plain), cmethod));
             if compressed.is_null() {
                 if decision == Decision::TryCompress {
-                    if plain != original {
-                        pg_sys::pfree(plain.cast());
-                    }
-                    return None;
+                    after = None;
                 }
             } else {
-                after = pgrx::varlena::varsize_any(compressed.cast_mut_ptr());
+                after = Some(pgrx::varlena::varsize_any(compressed.cast_mut_ptr()));
                 pg_sys::pfree(compressed.cast_mut_ptr());
             }
         }
+        let examined = after.map(|after| {
+            if let Some(keep) = keep {
+                keep.push(bytes);
+            }
+            Examined { digest: Digest::of(bytes), after }
+        });
         if plain != original {
             pg_sys::pfree(plain.cast());
         }
-        Some((digest, after))
+        examined
     }
 }
 
@@ -201,7 +225,7 @@ fn corrupted(table: &str, what: &str) -> ! {
 /// when a pass begins (idle) and when it ends: if no ID was assigned in between but one per
 /// batch of its own, no other session wrote the table (a write needs one), so no row moved
 /// behind the pass and no further pass is needed.
-pub fn next_xid(only_if_idle: bool) -> Option<i64> {
+fn next_xid(only_if_idle: bool) -> Option<i64> {
     // SAFETY: inside a transaction; GetLatestSnapshot returns a static snapshot valid until the
     // next call, whose counts and xmax are read at once.
     unsafe {

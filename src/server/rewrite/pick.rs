@@ -1,33 +1,49 @@
-//! A dry run's batch: what a batch would rewrite, store and write, read by a heap scan.
+//! Which rows a batch rewrites: the values of its blocks a new write would store differently
+//! ([`compresslab_core::rewrite::decide`]), read by a heap scan under the statement's snapshot.
+//! No query is planned, so none of the owner's code runs (the caller's privileges were
+//! checked). The rewrite and the dry run pick alike.
 
-use compresslab_core::rewrite::{self, Decision, StoredValue};
+use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
 use pgrx::prelude::*;
 use pgrx::PgRelation;
 
-use super::{examine, row_threshold, BatchDone, BatchSpec, TOAST_POINTER_BYTES};
+use super::{examine, row_threshold, BatchDone, BatchSpec, Examined, Values, TOAST_POINTER_BYTES};
 use crate::server::heap;
 use crate::server::toast::{compression_method, stored_form};
 
-/// A dry run's batch: counts into `done` the values of blocks `spec.first_block..end` a new
-/// write would change, in physical order, up to the batch's rows and bytes (the block where a
-/// limit is reached is read to its end), and what rewriting them would store and write. Returns
-/// the block the next batch starts at. The rows are read by a heap scan: no query is planned,
-/// so none of the owner's code runs (the caller's privileges were checked).
-pub(super) fn pick(rel: &PgRelation, spec: &BatchSpec, attnum: i32, end: u64, done: &mut BatchDone) -> u64 {
+/// A row the batch rewrites: its version's TID, the digest of its value and the value's stored
+/// size (its fresh copy, which writing compresses anew with the column's method, is the same
+/// place of the batch's [`Values`]).
+pub struct Picked {
+    pub tid: pg_sys::ItemPointerData,
+    pub digest: Digest,
+    pub stored: i64,
+}
+
+/// The rows of blocks `spec.first_block..end` whose value a new write would change, in physical
+/// order, up to the batch's rows and bytes (the block where a limit is reached is read to its
+/// end), counted into `done` (rows read; a dry run: what rewriting them would store and write
+/// too), and the block the next batch starts at. The rewrite gathers their values in `values`.
+pub(super) fn pick(
+    rel: &PgRelation,
+    spec: &BatchSpec,
+    attnum: i32,
+    end: u64,
+    done: &mut BatchDone,
+    mut values: Option<&mut Values>,
+) -> (Vec<Picked>, u64) {
     let threshold = row_threshold(rel);
-    let (mut picked, mut bytes, mut stop_at) = (0u32, 0i64, None::<u32>);
+    let (mut picked, mut bytes, mut stop_at) = (Vec::new(), 0i64, None::<u32>);
     let mut next_block = end;
-    let first = spec.first_block as u32;
-    heap::scan_blocks(rel.as_ptr(), first, (end - spec.first_block) as u32, |tuple| {
+    heap::scan_blocks(rel.as_ptr(), spec.first_block as u32, (end - spec.first_block) as u32, |tuple| {
         // SAFETY: a tuple of the scan: its header and its TID are read, and its column as
-        // stored (pointing into the pinned page) is measured before the next tuple.
-        let (block, row_length, datum) = unsafe {
-            let tid = (*tuple).t_self;
-            let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
+        // stored (pointing into the pinned page) is measured, and copied, before the next tuple.
+        let (tid, row_length, datum) = unsafe {
             let mut isnull = false;
             let datum = pg_sys::heap_getattr(tuple, attnum, (*rel.as_ptr()).rd_att, &mut isnull);
-            (block, (*tuple).t_len as usize, (!isnull).then_some(datum))
+            ((*tuple).t_self, (*tuple).t_len as usize, (!isnull).then_some(datum))
         };
+        let block = (u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo);
         if stop_at.is_some_and(|last| block > last) {
             next_block = u64::from(block);
             return false;
@@ -42,19 +58,25 @@ pub(super) fn pick(rel: &PgRelation, spec: &BatchSpec, attnum: i32, end: u64, do
         if decision == Decision::Keep {
             return true;
         }
-        let Some((digest, after)) = examine(datum, spec.method, decision, true) else { return true };
-        done.bytes_before += size as i64;
-        done.bytes_after += after as i64;
-        done.rewritten += 1;
-        // the rest of the row is written again too: its length but this value's
-        let rest = row_length.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
-        done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
+        let Some(Examined { digest, after }) =
+            examine(datum, spec.method, decision, spec.dry_run, values.as_deref_mut())
+        else {
+            return true;
+        };
+        if spec.dry_run {
+            done.bytes_before += size as i64;
+            done.bytes_after += after as i64;
+            done.rewritten += 1;
+            // the rest of the row is written again too: its length but this value's
+            let rest = row_length.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
+            done.wal_estimate += (rest + after) as i64 + rewrite::WAL_BYTES_PER_ROW as i64;
+        }
         bytes += digest.len as i64;
-        picked += 1;
-        if stop_at.is_none() && (picked >= spec.batch_rows || bytes >= spec.batch_bytes) {
+        picked.push(Picked { tid, digest, stored: size as i64 });
+        if stop_at.is_none() && (picked.len() as u64 >= u64::from(spec.batch_rows) || bytes >= spec.batch_bytes) {
             stop_at = Some(block);
         }
         true
     });
-    next_block
+    (picked, next_block)
 }

@@ -289,36 +289,7 @@ pub fn check_caller(rel: &PgRelation, table: &str, column: &str, dry_run: bool) 
         );
     }
     refuse_row_security(rel, table);
-    if !dry_run {
-        require_owner_usage(rel, table);
-    }
     attnum
-}
-
-/// Refuses the rewrite of a table with row-level security enabled by a caller who is not its
-/// owner while the owner may not use compresslab's schema: PostgreSQL's plan cache analyses the
-/// UPDATE again for the role that runs it where policies might apply, and as the owner the
-/// names of the UPDATE's functions (in compresslab's schema) would not be found.
-fn require_owner_usage(rel: &PgRelation, table: &str) {
-    let owner = owner_of(rel);
-    // SAFETY: rd_rel is valid for an open relation; the backend's current user.
-    let (row_security, user) = unsafe { ((*rel.rd_rel).relrowsecurity, pg_sys::GetUserId()) };
-    if !row_security || owner == user {
-        return;
-    }
-    // the schema the UPDATE names its functions with
-    let found = spi::select_two::<bool, String>(
-        "SELECT pg_catalog.has_schema_privilege($1, 'compresslab', 'USAGE'), \
-                pg_catalog.format('GRANT USAGE ON SCHEMA compresslab TO %I', pg_catalog.pg_get_userbyid($1))",
-        &[owner.into()],
-    )
-    .unwrap_or_else(|e| spi_failed(e));
-    if let (Some(false), Some(grant)) = found {
-        permission_denied(
-            format!("the owner of table {table}, which has row-level security enabled, may not use compresslab's schema"),
-            &format!("The rewrite runs as the table's owner, for whom PostgreSQL analyses the statement again where policies might apply: {grant}, or run recompress as the owner."),
-        );
-    }
 }
 
 /// Refuses a caller to whom row-level security applies on `rel` and who is not its owner: as

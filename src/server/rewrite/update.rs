@@ -1,130 +1,26 @@
-//! A batch's rewrite: one UPDATE over a block range that rewrites, as a fresh copy of itself,
-//! each value a new write would store differently (decided in its WHERE: [`wanted`]), then
-//! reads each new row version back as stored to compare it with the digest of the very row
-//! version it replaced (taken while copying it: [`copy`]). The SQL functions the UPDATE calls
-//! reach this batch's state through a thread-local, set for the statement's run only.
+//! A batch's rewrite: the rows [`super::pick`] picked, updated in one statement with fresh
+//! copies of their values (an array of the column's type joined by TID; a statement a row for
+//! a column of an array type: writing a copy compresses it anew with the column's method), then
+//! each new row version read back as stored, its value checked against the digest of the value
+//! it replaced. A row another session changed since it was picked is not updated (its
+//! version's TID no longer matches under EvalPlanQual): it is skipped, never overwritten with a
+//! value read earlier, and a later pass finds it. The statement names only the table and its
+//! column, so the owner it runs as needs nothing of compresslab's.
 
 use compresslab_core::pg_compression::ToastCompression;
-use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
+use compresslab_core::rewrite::{Decision, Digest};
 use pgrx::prelude::*;
-use pgrx::{IntoDatum, PgRelation};
+use pgrx::PgRelation;
 
-use super::{corrupted, examine, row_threshold, BatchDone, BatchSpec};
+use super::pick::Picked;
+use super::{corrupted, examine, BatchDone, BatchSpec, Examined, Values};
 use crate::server::catalog::names::quote_identifier;
-use crate::server::catalog::spi::{column, execute, kept_plan, typed_column};
+use crate::server::catalog::spi::{column, execute, kept_plan};
 use crate::server::owner::{as_owner, owner_of};
-use crate::server::toast::{compression_method, fresh_copy, stored_form};
+use crate::server::toast::stored_form;
 
-/// The batch this backend's UPDATE is rewriting: what [`wanted`] decides with and counts, and
-/// the digests [`copy`] took, one per new row version (`RETURNING ... recompress_copied()`).
-struct Rewriting {
-    rel: pg_sys::Relation,
-    method: ToastCompression,
-    threshold: usize,
-    batch_rows: u32,
-    batch_bytes: i64,
-    /// The batch's blocks, `first..end`: only rows in them count towards its limits (a newest
-    /// version EvalPlanQual finds elsewhere is rewritten all the same).
-    first: u32,
-    end: u32,
-    examined: i64,
-    wanted: i64,
-    bytes: i64,
-    /// The block where the batch's rows or bytes were reached: rows after it are left to the
-    /// next batch, which starts at `next_block`.
-    stop_at: Option<u32>,
-    next_block: Option<u32>,
-    /// The digest of the value the last call of [`copy`] copied, and its stored size; taken by
-    /// [`copied`] once its row version is written (a copy EvalPlanQual redid replaces it).
-    pending: Option<(Digest, i64)>,
-    copied: Vec<(Digest, i64)>,
-}
-
-thread_local! {
-    static REWRITING: std::cell::RefCell<Option<Rewriting>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Clears the batch's state when the batch ends, or fails (an ERROR unwinds through it).
-struct RewritingGuard;
-
-impl Drop for RewritingGuard {
-    fn drop(&mut self) {
-        REWRITING.with_borrow_mut(|r| *r = None);
-    }
-}
-
-/// Whether the UPDATE of the batch rewrites the value `datum` of the row version at `ctid`:
-/// it is stored as a new write would not store it, and the batch has room for it (once its
-/// rows or bytes are reached, rows in later blocks wait for the next batch). Outside a batch:
-/// false.
-pub fn wanted(datum: pg_sys::Datum, ctid: pg_sys::ItemPointerData) -> bool {
-    check_for_interrupts!();
-    let block = (u32::from(ctid.ip_blkid.bi_hi) << 16) | u32::from(ctid.ip_blkid.bi_lo);
-    REWRITING.with_borrow_mut(|state| {
-        let Some(r) = state.as_mut() else { return false };
-        let in_range = block >= r.first && block < r.end;
-        if in_range && r.stop_at.is_some_and(|last| block > last) {
-            r.next_block = Some(r.next_block.map_or(block, |b| b.min(block)));
-            return false;
-        }
-        r.examined += 1;
-        let (external, size) = stored_form(datum);
-        let method = compression_method(datum);
-        let row_len = (method.is_none() && !external && size > rewrite::SMALLEST_TOASTED)
-            .then(|| tuple_length_at(r.rel, block, usize::from(ctid.ip_posid)))
-            .flatten();
-        let value = StoredValue { method, external, size, row_len };
-        match rewrite::decide(value, r.method, r.threshold) {
-            Decision::Keep => return false,
-            Decision::TryCompress if examine(datum, r.method, Decision::TryCompress, false).is_none() => return false,
-            _ => {}
-        }
-        r.wanted += 1;
-        // SAFETY: a non-NULL varlena as stored; only its header (or pointer) is read.
-        r.bytes += unsafe { pg_sys::toast_raw_datum_size(datum) }.saturating_sub(4) as i64;
-        if in_range && r.stop_at.is_none() && (r.wanted >= i64::from(r.batch_rows) || r.bytes >= r.batch_bytes) {
-            r.stop_at = Some(block);
-        }
-        true
-    })
-}
-
-/// `datum` as a fresh copy of itself (detoasted: decompressed, fetched from the TOAST table),
-/// the value the batch's UPDATE writes; the digest of its bytes is kept for [`copied`]. Called
-/// on the very row version the UPDATE replaces (again on the newest one under EvalPlanQual).
-/// Outside a batch: the copy alone.
-pub fn copy(datum: pg_sys::Datum) -> pg_sys::Datum {
-    let (_, stored) = stored_form(datum);
-    let copy = fresh_copy(datum);
-    // SAFETY: a plain varlena just copied in the caller's context, whose bytes are read here.
-    let digest = unsafe {
-        let copy = copy.cast_mut_ptr::<pg_sys::varlena>();
-        let len = pgrx::varlena::varsize_any_exhdr(copy);
-        Digest::of(std::slice::from_raw_parts(pgrx::varlena::vardata_any(copy) as *const u8, len))
-    };
-    REWRITING.with_borrow_mut(|state| {
-        if let Some(r) = state.as_mut() {
-            r.pending = Some((digest, stored as i64));
-        }
-    });
-    copy
-}
-
-/// Called by RETURNING once a row version is written: the number (from 1) of the digest of
-/// the value it holds, which the batch compares with the value read back as stored. Outside a
-/// batch, or with no copy taken: None (the batch then fails).
-pub fn copied() -> Option<i64> {
-    REWRITING.with_borrow_mut(|state| {
-        let r = state.as_mut()?;
-        let taken = r.pending.take()?;
-        r.copied.push(taken);
-        Some(r.copied.len() as i64)
-    })
-}
-
-/// A batch's rewrite: one UPDATE of blocks `spec.first_block..end` that writes a fresh copy of
-/// each value [`wanted`] picks, then each new row version read back as stored: its value must
-/// hold the digest [`copy`] took of the value of the version it replaced. Counts into `done`.
+/// Rewrites the `picked` rows of column `attnum` of `rel` and checks each new row version,
+/// counting into `done` the rows rewritten and skipped and their stored bytes before and after.
 ///
 /// A caller who is not the table's owner runs the UPDATE as the owner ([`as_owner`]: a
 /// security-restricted operation in a GUC nest level of its own, as PostgreSQL runs VACUUM):
@@ -132,84 +28,80 @@ pub fn copied() -> Option<i64> {
 /// owner's code, which must not run with the caller's rights. The statement is prepared
 /// (parsed, its names looked up) first, as the caller; the planner sees it only inside the
 /// switch.
-pub(super) fn rewrite_range(
+pub(super) fn rewrite(
     rel: &PgRelation,
     table: &str,
     spec: &BatchSpec,
     attnum: i32,
-    end: u64,
+    picked: &[Picked],
+    values: &mut Values,
     done: &mut BatchDone,
 ) {
     let col = quote_identifier(spec.column);
-    // A TID range scan of the batch's blocks; under EvalPlanQual (a row updated meanwhile) the
-    // WHERE and the copy are evaluated again on the row's newest version.
-    let update = format!(
-        "UPDATE ONLY {table} t SET {col} = compresslab.recompress_copy(t.{col}) \
-          WHERE t.ctid OPERATOR(pg_catalog.>=) $1::pg_catalog.tid AND t.ctid OPERATOR(pg_catalog.<) $2::pg_catalog.tid \
-            AND compresslab.recompress_wanted(t.{col}, t.ctid) \
-         RETURNING t.ctid, compresslab.recompress_copied()"
-    );
-    REWRITING.with_borrow_mut(|state| {
-        *state = Some(Rewriting {
-            rel: rel.as_ptr(),
-            method: spec.method,
-            threshold: row_threshold(rel),
-            batch_rows: spec.batch_rows,
-            batch_bytes: spec.batch_bytes,
-            first: spec.first_block.min(u64::from(u32::MAX)) as u32,
-            end: end.min(u64::from(u32::MAX)) as u32,
-            examined: 0,
-            wanted: 0,
-            bytes: 0,
-            stop_at: None,
-            next_block: None,
-            pending: None,
-            copied: Vec::new(),
-        })
-    });
-    let _clear = RewritingGuard;
-    // (the new row version, the number of its copy's digest)
-    let mut written: Vec<(pg_sys::ItemPointerData, i64)> = Vec::new();
+    // (the picked row, its new version)
+    let mut written: Vec<(usize, pg_sys::ItemPointerData)> = Vec::with_capacity(picked.len());
     Spi::connect(|_| {
-        let bounds = [format!("({},0)", spec.first_block), format!("({end},0)")];
-        // prepared as the caller; planned (folding the owner's immutable functions) and run as
-        // the owner
-        let rows = as_owner(
-            owner_of(rel),
-            || kept_plan(&update, &[pg_sys::TEXTOID, pg_sys::TEXTOID]),
-            |plan| execute(plan, &bounds.map(|b| b.into_datum()), false),
-        );
-        for row in 0..rows {
-            let Some(tid) = column(row, 1) else { corrupted(table, "is missing") };
-            // SAFETY: a non-NULL tid, passed by reference.
-            let tid = unsafe { *tid.cast_mut_ptr::<pg_sys::ItemPointerData>() };
-            let Some(n) = typed_column::<i64>(row, 2) else { corrupted(table, "is missing") };
-            written.push((tid, n));
+        if let Some((array, array_type)) = values.array() {
+            // One statement for the batch: the TIDs and their copies as two arrays, joined by a
+            // TID scan a row (the plan kept is generic), unnested in a select list (a function
+            // in FROM would store every copy again); RETURNING names the version replaced.
+            let update = format!(
+                "UPDATE ONLY {table} t SET {col} = v.value \
+                   FROM (SELECT pg_catalog.unnest($1) AS tid, pg_catalog.unnest($2) AS value) AS v \
+                  WHERE t.ctid OPERATOR(pg_catalog.=) v.tid RETURNING t.ctid, v.tid"
+            );
+            let args = [Some(tid_array(picked)), Some(array)];
+            let rows = as_owner(
+                owner_of(rel),
+                || kept_plan(&update, &[pg_sys::TIDARRAYOID, array_type]),
+                |plan| execute(plan, &args, false),
+            );
+            for row in 0..rows {
+                let (Some(new), Some(old)) = (tid_column(row, 1), tid_column(row, 2)) else {
+                    corrupted(table, "is missing")
+                };
+                let Ok(at) = picked.binary_search_by_key(&tid_order(old), |p| tid_order(p.tid)) else {
+                    corrupted(table, "is missing")
+                };
+                written.push((at, new));
+            }
+        } else {
+            // A column of an array type, whose values no array holds: a statement a row.
+            let update =
+                format!("UPDATE ONLY {table} SET {col} = $1 WHERE ctid OPERATOR(pg_catalog.=) $2 RETURNING ctid");
+            let type_oid = super::column_type(rel, attnum as i16);
+            as_owner(
+                owner_of(rel),
+                || kept_plan(&update, &[type_oid, pg_sys::TIDOID]),
+                |plan| {
+                    for (at, row) in picked.iter().enumerate() {
+                        check_for_interrupts!();
+                        let tid = pg_sys::Datum::from(&row.tid as *const pg_sys::ItemPointerData);
+                        if execute(plan, &[values.copy(at), Some(tid)], false) == 1 {
+                            let Some(new) = tid_column(0, 1) else { corrupted(table, "is missing") };
+                            written.push((at, new));
+                        }
+                        // SAFETY: the statement's result, read above.
+                        unsafe { pg_sys::SPI_freetuptable(pg_sys::SPI_tuptable) };
+                    }
+                },
+            );
         }
     });
-    let Some(state) = REWRITING.with_borrow_mut(|state| state.take()) else { corrupted(table, "is missing") };
-    if state.copied.len() != written.len() {
-        corrupted(table, "is missing")
+    if written.iter().map(|&(at, _)| at).collect::<std::collections::HashSet<_>>().len() != written.len() {
+        corrupted(table, "is read back twice")
     }
-    let mut seen = vec![false; written.len()];
-    for (tid, n) in written {
+    for &(at, tid) in &written {
         check_for_interrupts!();
-        let Some(at) = usize::try_from(n - 1).ok().filter(|&i| i < seen.len() && !seen[i]) else {
-            corrupted(table, "is read back twice")
-        };
-        seen[at] = true;
         let (digest, size) = stored_digest(rel, tid, attnum).unwrap_or_else(|what| corrupted(table, what));
-        let (was, stored) = &state.copied[at];
-        if digest != *was {
+        if digest != picked[at].digest {
             corrupted(table, "reads back different bytes")
         }
         done.rewritten += 1;
-        done.bytes_before += stored;
+        done.bytes_before += picked[at].stored;
         done.bytes_after += size as i64;
     }
-    done.examined += state.examined;
-    done.skipped += (state.wanted - done.rewritten).max(0);
-    done.next_block = state.next_block.map_or(end, |b| u64::from(b).min(end));
+    done.skipped += (picked.len() - written.len()) as i64;
 }
 
 /// The digest and `pg_column_size` of column `attnum` of the row version at `tid` as stored,
@@ -238,8 +130,8 @@ fn stored_digest(rel: &PgRelation, tid: pg_sys::ItemPointerData, attnum: i32) ->
                 Err("reads back as NULL")
             } else {
                 let (_, size) = stored_form(datum);
-                examine(datum, ToastCompression::Pglz, Decision::Rewrite, false)
-                    .map(|(digest, _)| (digest, size))
+                examine(datum, ToastCompression::Pglz, Decision::Rewrite, false, None)
+                    .map(|Examined { digest, .. }| (digest, size))
                     .ok_or("cannot be read")
             }
         };
@@ -250,30 +142,23 @@ fn stored_digest(rel: &PgRelation, tid: pg_sys::ItemPointerData, attnum: i32) ->
     }
 }
 
-/// The length of the row version at (`block`, `offset`) of `rel` as stored (its line pointer's
-/// length), None if the slot holds no row now.
-fn tuple_length_at(rel: pg_sys::Relation, block: u32, offset: usize) -> Option<usize> {
-    // SAFETY: the relation is open and locked and the block below its size (a row was just
-    // read from it); the buffer is pinned and share-locked while the page is read, then
-    // released.
-    unsafe {
-        let buffer = pg_sys::ReadBufferExtended(
-            rel,
-            pg_sys::ForkNumber::MAIN_FORKNUM,
-            block,
-            pg_sys::ReadBufferMode::RBM_NORMAL,
-            std::ptr::null_mut(),
-        );
-        pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as i32);
-        let page = pg_sys::BufferGetPage(buffer) as *const u8;
-        // pd_lower (offset 12) ends the line pointer array, which starts after the 24-byte
-        // header; each ItemIdData is lp_off:15, lp_flags:2, lp_len:15.
-        let lower = u16::from_ne_bytes([*page.add(12), *page.add(13)]) as usize;
-        let at = 24 + (offset.max(1) - 1) * 4;
-        let item = (offset >= 1 && at + 4 <= lower)
-            .then(|| u32::from_ne_bytes([*page.add(at), *page.add(at + 1), *page.add(at + 2), *page.add(at + 3)]));
-        pg_sys::UnlockReleaseBuffer(buffer);
-        let item = item?;
-        ((item >> 15) & 0x3 == pg_sys::LP_NORMAL).then_some((item >> 17) as usize)
-    }
+/// A TID's place in a heap's physical order: the order a batch picks its rows in.
+fn tid_order(tid: pg_sys::ItemPointerData) -> (u32, u16) {
+    ((u32::from(tid.ip_blkid.bi_hi) << 16) | u32::from(tid.ip_blkid.bi_lo), tid.ip_posid)
+}
+
+/// Column `n` of row `row` of the last statement's result, a tid.
+fn tid_column(row: u64, n: i32) -> Option<pg_sys::ItemPointerData> {
+    // SAFETY: a non-NULL tid, passed by reference, copied out before the result is freed.
+    column(row, n).map(|d| unsafe { *d.cast_mut_ptr::<pg_sys::ItemPointerData>() })
+}
+
+/// The picked rows' TIDs as a `tid[]`.
+fn tid_array(picked: &[Picked]) -> pg_sys::Datum {
+    let mut elems: Vec<pg_sys::Datum> =
+        picked.iter().map(|p| pg_sys::Datum::from(&p.tid as *const pg_sys::ItemPointerData)).collect();
+    // SAFETY: tids passed by reference (6 bytes, short-aligned), copied into a palloc'd array.
+    pg_sys::Datum::from(unsafe {
+        pg_sys::construct_array(elems.as_mut_ptr(), elems.len() as i32, pg_sys::TIDOID, 6, false, b's' as _)
+    })
 }
