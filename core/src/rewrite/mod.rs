@@ -118,6 +118,15 @@ pub fn parse_rate(text: &str) -> Result<f64, CodecError> {
     Ok(rate)
 }
 
+/// The WAL `bytes` in `records` (as PostgreSQL's WAL usage counters count them: the records'
+/// lengths) take as the LSN counts them, at most: each record padded to 8 bytes (7 more at
+/// most) and each 8 KB page's 24-byte header. What `max_wal_rate` caps.
+pub fn wal_lsn_bytes(bytes: f64, records: f64) -> f64 {
+    const PAGE: f64 = 8192.0;
+    const PAGE_HEADER: f64 = 24.0;
+    (bytes.max(0.0) + 7.0 * records.max(0.0)) * PAGE / (PAGE - PAGE_HEADER)
+}
+
 /// How long to pause after writing `wal_bytes` in `elapsed` seconds so the average stays at
 /// or under `rate` bytes a second: the time the WAL is due at that rate, minus the time spent.
 pub fn pause_seconds(wal_bytes: f64, elapsed: f64, rate: f64) -> f64 {

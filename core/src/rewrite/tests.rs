@@ -122,6 +122,17 @@ fn a_negative_replay_lag_is_refused() {
     assert!(check_replay_lag(Some(-1.0)).is_err());
 }
 
+#[test]
+fn the_capped_wal_counts_padding_and_page_headers() {
+    // no record: nothing
+    assert_eq!(wal_lsn_bytes(0.0, 0.0), 0.0);
+    // a page's worth of one-byte-short records: each padded, and the page header on top
+    let lsn = wal_lsn_bytes(8168.0 - 7.0 * 8.0, 8.0);
+    assert!((lsn - 8192.0).abs() < 1e-9, "{lsn}");
+    // never under the counters' own figure
+    assert!(wal_lsn_bytes(1e6, 1000.0) > 1e6 + 7000.0);
+}
+
 mod runs {
     use crate::rewrite::run::*;
 

@@ -144,8 +144,13 @@ fn is_partition(rel: &PgRelation) -> bool {
 
 /// The WAL this backend has written since it started (PostgreSQL's `pgWalUsage`).
 fn wal_written() -> i64 {
-    // SAFETY: a counter of this backend, read in its own (single) thread.
-    unsafe { pg_sys::pgWalUsage.wal_bytes as i64 }
+    wal_usage().0
+}
+
+/// This backend's WAL bytes and records since it started (`pgWalUsage`).
+fn wal_usage() -> (i64, i64) {
+    // SAFETY: counters of this backend, read in its own (single) thread.
+    unsafe { (pg_sys::pgWalUsage.wal_bytes as i64, pg_sys::pgWalUsage.wal_records) }
 }
 
 fn rows_per_block(rel: &PgRelation) -> Option<f64> {

@@ -20,7 +20,7 @@ use pgrx::prelude::*;
 use pgrx::{IntoDatum, PgSqlErrorCode};
 
 use super::plan::{prepare, Call, Plan};
-use super::{next_xid, run_batch, BatchDone, BatchSpec};
+use super::{next_xid, run_batch, wal_usage, BatchDone, BatchSpec};
 use crate::errors::report;
 use crate::server::catalog::spi::{self, run_kept, spi_failed, text_column, typed_column};
 use crate::server::subtransaction;
@@ -40,6 +40,11 @@ struct Running {
     triggers: Triggers,
     max_replay_lag: Option<f64>,
     run: Run,
+    /// Rows read by first passes of the first round: each row of the tables once (later passes
+    /// and rounds read rows again).
+    read_once: i64,
+    /// This backend's WAL bytes and records when the run began.
+    wal_began: (i64, i64),
     /// When the run began; when the last step ended (a table's `run_seconds` counts from
     /// there); when the last progress NOTICE was said.
     began: Instant,
@@ -91,9 +96,10 @@ pub fn step(id: Option<i64>, call: &Call) -> Option<i64> {
             super::values::release();
             let c = running.run.counts;
             notice!(
-                "compresslab.recompress: {} done: {} rows read, {} rewritten ({} skipped: changed meanwhile, then picked up by a later pass), {} stored before, {} after, {} of WAL. The old row versions stay as dead tuples until autovacuum or a VACUUM of the table removes them; plain VACUUM makes their space reusable without shrinking the files (VACUUM FULL does, under an ACCESS EXCLUSIVE lock).",
+                "compresslab.recompress: {} done: {} rows read ({} more reads by later passes), {} rewritten ({} skipped: changed meanwhile, then picked up by a later pass), {} stored before, {} after, {} of WAL. The old row versions stay as dead tuples until autovacuum or a VACUUM of the table removes them; plain VACUUM makes their space reusable without shrinking the files (VACUUM FULL does, under an ACCESS EXCLUSIVE lock).",
                 running.plan.target,
-                c.read,
+                running.read_once,
+                c.read - running.read_once,
                 c.rewritten,
                 c.skipped,
                 size_pretty(c.bytes_before),
@@ -129,6 +135,8 @@ fn begin(call: &Call) -> Option<i64> {
         batch_rows: call.batch_rows as u32,
         triggers: call.triggers,
         max_replay_lag: call.max_replay_lag,
+        read_once: 0,
+        wal_began: wal_usage(),
         began: now,
         mark: now,
         last_notice: now,
@@ -327,6 +335,9 @@ fn batch(running: &mut Running, leaf: usize, watch: PassWatch) {
         false,
     ));
     let c = counts(&done, false);
+    if saved.pass == 1 && running.run.round == 1 {
+        running.read_once += c.read;
+    }
     let quiet = next_xid(false).is_some_and(|next| watch.quiet(next));
     let advance = saved.after_batch(done.next_block as i64, done.total_blocks as i64, c.changes(), quiet);
     let s = advance.saved;
@@ -443,10 +454,14 @@ fn wait_for_standbys(running: &mut Running) {
     }
 }
 
-/// The pause that keeps the run's WAL, averaged from its start, at or under `max_wal_rate`.
+/// The pause that keeps the run's WAL, averaged from its start, at or under `max_wal_rate`:
+/// every byte this backend wrote since (its batches, the progress rows, the commits), as the
+/// LSN counts it.
 fn pause(running: &Running) {
     let Some(rate) = running.plan.wal_rate else { return };
-    let wal = running.run.counts.wal_bytes as f64;
+    let (bytes, records) = wal_usage();
+    let (bytes0, records0) = running.wal_began;
+    let wal = rewrite::wal_lsn_bytes((bytes - bytes0) as f64, (records - records0) as f64);
     sleep(rewrite::pause_seconds(wal, running.began.elapsed().as_secs_f64(), rate));
 }
 
