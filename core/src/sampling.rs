@@ -177,6 +177,9 @@ pub struct BlockTotals {
     pub now: u64,
     pub methods: Vec<u64>,
     pub compressed: Vec<u64>,
+    /// The values a rewrite to each method would change (`recompress`'s choice: compressed
+    /// with another method, or stored raw where the method would compress it).
+    pub rewrites: Vec<u64>,
 }
 
 impl BlockTotals {
@@ -190,6 +193,16 @@ impl BlockTotals {
         }
         for (total, bytes) in self.methods.iter_mut().zip(methods) {
             *total += (*bytes).max(0) as u64;
+        }
+    }
+
+    /// Counts, for the row just added, which methods a rewrite to would change its value.
+    pub fn add_rewrites(&mut self, rewritten: &[bool]) {
+        if self.rewrites.len() < rewritten.len() {
+            self.rewrites.resize(rewritten.len(), 0);
+        }
+        for (count, &was) in self.rewrites.iter_mut().zip(rewritten) {
+            *count += was as u64;
         }
     }
 
@@ -237,6 +250,11 @@ impl ColumnBlocks {
     /// The values the `i`th method would keep compressed.
     pub fn compressed(&self, i: usize) -> Estimate {
         self.estimate(|b| b.compressed.get(i).copied().unwrap_or(0))
+    }
+
+    /// The values a rewrite to the `i`th method would change.
+    pub fn rewrites(&self, i: usize) -> Estimate {
+        self.estimate(|b| b.rewrites.get(i).copied().unwrap_or(0))
     }
 
     /// The figures the sample grows for: the bytes now and under each method.

@@ -73,6 +73,12 @@ COPY (SELECT unnest(string_to_array(:'docs_apply', E'\n'))) TO PROGRAM :'psql_ea
 SELECT methods_of('docs') AS docs_now,
        abs(sum(pg_column_size(body)) - :docs_predicted)::float8 / sum(pg_column_size(body)) < 0.02 AS within_2_percent
   FROM docs;
+-- and the values the note said the CALL rewrites are those it rewrote: the count itself where
+-- every block was read, else within its 95% interval
+SELECT CASE WHEN m[2] IS NULL THEN m[1]::int = r ELSE r BETWEEN m[2]::int AND m[3]::int END AS rewrite_count_holds
+  FROM (SELECT regexp_match(note, '(\d+) values to rewrite(?: \(95% interval (\d+)\.\.(\d+)\))?') AS m
+          FROM toast_advice WHERE target = 'public.docs.body') a,
+       (SELECT rows_rewritten AS r FROM compresslab.recompress_progress WHERE relation = 'docs'::regclass) b;
 -- rows with two wide columns: TOAST's decision is per row (here a 1.2 KB note is compressed
 -- because its row is wide and the other wide value does not compress), which the advice keeps;
 -- applied, its bytes are within 2% again

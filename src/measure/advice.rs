@@ -305,6 +305,17 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
             let value = payload.pieces.into_iter().next().unwrap_or_default();
             let now = row.attributes.get(row.column);
             totals.add(value.len(), now.map_or(0, |a| a.size), &stored);
+            // what a rewrite to each method changes: another method's value, or a raw one the
+            // method stores smaller
+            let rewritten: Vec<bool> = ToastCompression::ALL
+                .iter()
+                .zip(&stored)
+                .map(|(method, &bytes)| match now.and_then(|a| a.method) {
+                    Some(current) => current != *method,
+                    None => now.is_some_and(|a| bytes < a.size as i64),
+                })
+                .collect();
+            totals.add_rewrites(&rewritten);
             block_methods.push(now.and_then(|a| a.method));
             if timing_bytes + value.len() <= TIMING_BYTES {
                 timing_bytes += value.len();

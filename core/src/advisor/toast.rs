@@ -279,27 +279,23 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     }
 }
 
-/// What the CALL of a column's advice rewrites and costs, in words: the values sampled that a
-/// new write would store differently (compressed with another method, or stored raw when the
-/// method stores the column in fewer bytes: the CALL tries each and keeps what shrinks), scaled
-/// to the table's estimated rows, and the WAL and time [`rewrite::estimate`] gives for them.
+/// What the CALL of a column's advice rewrites and costs, in words: the values a rewrite to
+/// `recommended` changes (compressed with another method, or stored raw where it would compress
+/// them: the CALL tries each and keeps what shrinks), counted per sampled block and scaled to
+/// the table with their 95% interval, and the WAL and time [`rewrite::estimate`] gives for
+/// them.
 fn rewrite_cost(m: &ColumnMeasurement, recommended: ToastCompression, bytes_then: f64) -> (String, String) {
-    let sampled = m.methods_now.iter().map(|(_, count)| *count).sum::<u64>().max(1) as f64;
-    let shrinks = bytes_then < m.blocks.now().total;
-    let moved = m
-        .methods_now
-        .iter()
-        .filter(|(method, _)| match ToastCompression::from_setting(method) {
-            Some(method) => method != recommended,
-            None => shrinks, // stored raw
-        })
-        .map(|(_, count)| *count)
-        .sum::<u64>() as f64;
-    let share = moved / sampled;
-    let rows = (m.blocks.rows().total.max(sampled) * share).round();
-    let e = rewrite::estimate(rows, bytes_then * share, None);
+    let rewrites = m.blocks.rewrites(recommended as usize);
+    let rows_total = m.blocks.rows().total.max(1.0);
+    let share = (rewrites.total / rows_total).clamp(0.0, 1.0);
+    let e = rewrite::estimate(rewrites.total, bytes_then * share, None);
+    let count = match rewrites.rounded() {
+        (n, _, _) if m.blocks.whole() => format!("{n} values to rewrite"),
+        (n, Some(low), Some(high)) => format!("about {n} values to rewrite (95% interval {low}..{high})"),
+        (n, _, _) => format!("about {n} values to rewrite (one block read: no interval)"),
+    };
     (
-        format!("about {rows:.0} values to rewrite"),
+        count,
         format!(
             ", writing about {} of WAL (their new values, and each row's records) in about {} at full speed \
              (max_wal_rate => '20 MB/s' spreads it)",
@@ -335,6 +331,8 @@ mod tests {
         let mut b = BlockTotals::default();
         for _ in 0..per_block {
             b.add(raw, sizes.0, &[sizes.1, sizes.2]);
+            // stored raw now: a rewrite to a method changes it where the method shrinks it
+            b.add_rewrites(&[sizes.1 < sizes.0 as i64, sizes.2 < sizes.0 as i64]);
         }
         ColumnBlocks { nblocks, blocks: vec![b; sampled] }
     }
@@ -362,6 +360,29 @@ mod tests {
     }
 
     #[test]
+    fn the_values_to_rewrite_are_those_a_rewrite_changes_exactly_where_all_were_read() {
+        // a table of 10 blocks read whole, each of 3 values in pglz (rewritten to lz4) and 1 in
+        // lz4 (kept), each 2,000 bytes stored now, pglz 2,000, lz4 1,500 anew
+        let mut b = BlockTotals::default();
+        for kept in [false, false, false, true] {
+            b.add(8000, 2000, &[2000, 1500]);
+            b.add_rewrites(&[kept, !kept]);
+        }
+        let sample = ColumnBlocks { nblocks: 10, blocks: vec![b; 10] };
+        let (pglz, lz4) = (speeds("pglz", 320_000, 100.0), speeds("lz4", 320_000, 500.0));
+        let methods = [("pglz".to_string(), 30), ("lz4".to_string(), 10)];
+        let row = column_row(&ColumnMeasurement { methods_now: &methods, ..measured(&sample, &pglz, &lz4) });
+        assert_eq!(row.recommended, "lz4");
+        // 30 of 40 rows, no "about": the table was read whole
+        assert!(
+            row.note.contains("CALL rewrites the existing values online")
+                && row.note.contains(": 30 values to rewrite, writing about "),
+            "{}",
+            row.note
+        );
+    }
+
+    #[test]
     fn values_pglz_refuses_and_lz4_compresses_move_to_lz4() {
         // 100 values of 8,000 bytes stored raw under pglz, in 10 of 100 blocks; lz4 stores 22.5% less
         let sample = blocks(100, 10, 10, 8000, (8000, 8000, 6200));
@@ -385,7 +406,11 @@ mod tests {
         );
         assert!(row.note.contains("55P03") && row.note.contains("ACCESS EXCLUSIVE"), "{}", row.note);
         // 100 raw values of 8,000 bytes sampled of 1,000 rows: all 1,000 to rewrite
-        assert!(row.note.contains("about 1000 values to rewrite, writing about "), "{}", row.note);
+        assert!(
+            row.note.contains("about 1000 values to rewrite (95% interval 1000..1000), writing about "),
+            "{}",
+            row.note
+        );
         assert!(row.current.starts_with("pglz (default_toast_compression); stored values sampled: uncompressed 100"));
         assert!(row.basis.starts_with("100 values sampled, every row of 10 of the table's 100 blocks, chosen at random (about 1000 rows in all)"), "{}", row.basis);
         assert!(
