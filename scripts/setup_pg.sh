@@ -29,9 +29,11 @@ debian_archive() {
 }
 
 # apt-get with a private list of sources: private_apt NAME "TYPES SUITE" ARGS...; its lists are
-# updated when older than a day.
-private_apt() {
-  local name=$1 entry=$2; shift 2
+# updated when older than a day. private_apt_cache: the same with apt-cache (show, policy).
+private_apt() { private_apt_tool apt-get "$@"; }
+private_apt_cache() { private_apt_tool apt-cache "$@"; }
+private_apt_tool() {
+  local tool=$1 name=$2 entry=$3; shift 3
   local dir="$COMPRESSLAB_CACHE/apt/$name" uri keyring
   read -r uri keyring < <(debian_archive) || return 1
   mkdir -p "$dir/parts" "$dir/lists/partial" "$dir/cache/archives/partial"
@@ -42,7 +44,7 @@ private_apt() {
   if [[ -z $(find "$dir/lists" -maxdepth 1 -name '*Release' -mmin -1440 2>/dev/null) ]]; then
     apt-get "${opts[@]}" update >/dev/null || return 1
   fi
-  apt-get "${opts[@]}" "$@"
+  "$tool" "${opts[@]}" "$@"
 }
 
 # The postgres user runs the servers: it must reach the installation under the cache.
