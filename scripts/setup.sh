@@ -122,6 +122,9 @@ fi
 
 if grep -qs "pg$PG_MAJOR = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
   step "pgrx init" "done before"
+elif ! grep -qw -- "--pg$PG_MAJOR" <<<"$(cargo pgrx init --help 2>/dev/null || true)"; then
+  # cargo-pgrx 0.18 knows PostgreSQL 13 to 18: 19 waits for a pgrx that knows it.
+  step "pgrx init" "skipped: cargo-pgrx $PGRX_VERSION has no --pg$PG_MAJOR"
 else
   step "pgrx init" "pg$PG_MAJOR -> $PG_CONFIG"
   # cargo pgrx init rewrites its config with the versions it is given: keep the others.
