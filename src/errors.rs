@@ -61,6 +61,16 @@ pub fn report(code: PgSqlErrorCode, message: String, hint: Option<&str>) -> ! {
     unreachable!("ERROR does not return")
 }
 
+/// The ERROR for the SQL of another release calling this library, `installed` being the SQL's
+/// version: `ALTER EXTENSION compresslab UPDATE` has not run yet. `what` says what is stale.
+pub fn update_not_run(installed: &str, what: &str) -> ! {
+    report(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        format!("compresslab's SQL is version {installed}, its library {}: {what}", env!("CARGO_PKG_VERSION")),
+        Some("Run ALTER EXTENSION compresslab UPDATE in this database."),
+    )
+}
+
 /// A first, virtual argument of a function whose SQL declaration gained arguments since an
 /// older version: it checks, before any argument is read, that the SQL calling the library
 /// passes `N` of them. A function still declared by an older version's SQL (the package

@@ -12,7 +12,7 @@ use pgrx::PgSqlErrorCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::errors::report;
+use crate::errors::{report, update_not_run};
 
 extension_sql_file!("../sql/result_types.sql", name = "result_types", bootstrap);
 
@@ -20,20 +20,11 @@ extension_sql_file!("../sql/result_types.sql", name = "result_types", bootstrap)
 pub type Row = PgHeapTuple<'static, AllocatedByRust>;
 
 fn mismatch(type_name: &str, detail: String) -> ! {
-    let installed = crate::server::catalog::spi::select_one::<String>(
-        "SELECT extversion FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'compresslab'",
-        &[],
-    )
-    .ok()
-    .flatten();
-    let library = env!("CARGO_PKG_VERSION");
-    match installed {
+    match crate::server::catalog::installed_version() {
         // the SQL of another release on this library: not a fault, an update not yet run
-        Some(version) if version != library => report(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("compresslab's SQL is version {version}, its library {library}: the result type {type_name} is the old one"),
-            Some("Run ALTER EXTENSION compresslab UPDATE in this database."),
-        ),
+        Some(version) if version != env!("CARGO_PKG_VERSION") => {
+            update_not_run(&version, &format!("the result type {type_name} is the old one"))
+        }
         _ => report(
             PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
             format!("compresslab's result type {type_name} does not match its row: {detail}"),

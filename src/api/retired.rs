@@ -5,27 +5,13 @@
 //! exist): each refuses with 55000 and the update to run, before reading any argument.
 
 use pgrx::prelude::*;
-use pgrx::PgSqlErrorCode;
 
-use crate::errors::report;
-use crate::server::catalog::spi;
+use crate::errors::update_not_run;
+use crate::server::catalog::installed_version;
 
 fn retired(name: &str) -> ! {
-    let installed = spi::select_one::<String>(
-        "SELECT extversion FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'compresslab'",
-        &[],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_default();
-    report(
-        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-        format!(
-            "compresslab's SQL is version {installed}, its library {}: compresslab.{name} is no longer in the library",
-            env!("CARGO_PKG_VERSION")
-        ),
-        Some("Run ALTER EXTENSION compresslab UPDATE in this database."),
-    )
+    let installed = installed_version().unwrap_or_default();
+    update_not_run(&installed, &format!("compresslab.{name} is no longer in the library"))
 }
 
 macro_rules! retired {

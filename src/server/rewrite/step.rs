@@ -74,10 +74,8 @@ pub fn step(id: Option<i64>, call: &Call) -> Option<i64> {
         RUNNING.with_borrow_mut(|r| *r = Some(running));
         report(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, other.into(), None);
     }
-    if running.plan.wal_rate.is_some() {
-        // the pause owed for the last step's WAL, taken before this one begins (no row lock held)
-        pause(&running);
-    }
+    // the pause owed for the last step's WAL, taken before this one begins (no row lock held)
+    pause(&running);
     match running.run.next() {
         Step::Alter(i) => {
             alter(&running.plan.alter_statements[i], running.plan.lock_timeout_ms);
@@ -456,7 +454,7 @@ fn wait_for_standbys(running: &mut Running) {
 
 /// The pause that keeps the run's WAL, averaged from its start, at or under `max_wal_rate`:
 /// every byte this backend wrote since (its batches, the progress rows, the commits), as the
-/// LSN counts it.
+/// LSN counts it. No pause without a cap.
 fn pause(running: &Running) {
     let Some(rate) = running.plan.wal_rate else { return };
     let (bytes, records) = wal_usage();
