@@ -145,6 +145,14 @@ fn interval_words(e: &Estimate, whole: bool) -> String {
     }
 }
 
+/// The least share of a column's values stored with another method than its own, the one to
+/// use, for which its row recommends the rewrite.
+pub const STALE_SHARE: f64 = 0.05;
+
+/// What keeps a value's method, in the notes' words (pgrx-tests/sql/advise.sql tests each).
+const KEEP_OLD_METHOD: &str = "VACUUM FULL, CLUSTER, REPACK (PostgreSQL 19), table rewrites, INSERT ... SELECT and \
+                               UPDATEs that keep the value all keep the old method (tested by compresslab)";
+
 /// The row of one column.
 pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     let sample = m.blocks.sampled();
@@ -164,7 +172,13 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         Some(method) => method.to_string(),
     };
     let recommended = decision.recommended.unwrap_or(configured);
-    let keep = recommended == configured;
+    // The method already the one to use while values written before stay in another (an
+    // upgrade to PostgreSQL 19, whose default is lz4; an earlier SET COMPRESSION): the CALL
+    // alone, when they are a share worth a rewrite.
+    let stale = recommended == configured
+        && decision.recommended.is_some()
+        && m.blocks.rewrites(recommended as usize).total >= STALE_SHARE * m.blocks.rows().total.max(1.0);
+    let keep = recommended == configured && !stale;
     let stored_now = sample.now as i64;
     let (stored_then, then) = match decision.recommended {
         None => (stored_now, now),
@@ -177,7 +191,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
     };
     let avg_raw = if sampled > 0 { raw as f64 / sampled as f64 } else { 0.0 };
     let gb_per_day = |rate: Rate| rate.per_day().map(|rows| rows * avg_raw / GB);
-    let (compress_per_gb, decompress_per_gb) = if keep {
+    let (compress_per_gb, decompress_per_gb) = if recommended == configured {
         (None, None)
     } else {
         (seconds_per_gb(chosen.compress_mbps), seconds_per_gb(chosen.decompress_mbps))
@@ -237,6 +251,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         apply_sql: (!keep).then(|| {
             std::iter::once(m.table_name)
                 .chain(m.partitions.iter().map(String::as_str))
+                .filter(|_| !stale)
                 .map(|table| {
                     format!(
                         "SET lock_timeout = '1s'; ALTER TABLE {table} ALTER COLUMN {} SET COMPRESSION {recommended};",
@@ -253,14 +268,22 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         }),
         note: if keep {
             format!("keep: {}.", decision.reason)
+        } else if stale {
+            let (rows, cost) = rewrite_cost(m, recommended, then.total);
+            format!(
+                "{}. The column's method is {current} already, but values keep the method they were written \
+                 with (sampled: {}): {KEEP_OLD_METHOD}. The CALL rewrites the existing values online, in batches \
+                 that each commit (row locks only; resumable): {rows}{cost}; dead row versions stay until VACUUM.",
+                decision.reason,
+                mix.join(", ")
+            )
         } else {
             let (rows, cost) = rewrite_cost(m, recommended, then.total);
             format!(
                 "{}. Each ALTER TABLE takes an ACCESS EXCLUSIVE lock{}: lock_timeout makes it give up after 1 s \
                  instead of queueing behind a long query and blocking every reader of the table meanwhile; on \
                  55P03 (lock_not_available) run the line again. SET COMPRESSION applies to values written from \
-                 then on: VACUUM FULL, CLUSTER, table rewrites, INSERT ... SELECT and UPDATEs that keep the value \
-                 all keep the old method (tested by compresslab). The CALL rewrites the existing values online, in \
+                 then on: {KEEP_OLD_METHOD}. The CALL rewrites the existing values online, in \
                  batches that each commit (row locks only; resumable): {rows}{cost}; dead row versions stay until \
                  VACUUM. A dump and restore would rewrite about {} here.",
                 decision.reason,
@@ -380,6 +403,59 @@ mod tests {
             "{}",
             row.note
         );
+    }
+
+    /// A table of 10 blocks read whole, each of `stale` values in pglz (rewritten to lz4) and
+    /// `4 - stale` in lz4, under a default of lz4 (PostgreSQL 19).
+    fn lz4_default_with_pglz_values(stale: usize) -> (ColumnBlocks, [(String, u64); 2]) {
+        let mut b = BlockTotals::default();
+        for i in 0..40 {
+            let old = i < stale;
+            b.add(8000, if old { 2000 } else { 1900 }, &[2000, 1900]);
+            b.add_rewrites(&[!old, old]);
+        }
+        let sample = ColumnBlocks { nblocks: 10, blocks: vec![b; 10] };
+        (sample, [("pglz".to_string(), 10 * stale as u64), ("lz4".to_string(), 10 * (40 - stale) as u64)])
+    }
+
+    #[test]
+    fn values_left_in_another_method_get_the_call_alone() {
+        let (pglz, lz4) = (speeds("pglz", 320_000, 100.0), speeds("lz4", 320_000, 500.0));
+        let (sample, methods) = lz4_default_with_pglz_values(30);
+        let row = column_row(&ColumnMeasurement {
+            methods_now: &methods,
+            default_method: ToastCompression::Lz4,
+            ..measured(&sample, &pglz, &lz4)
+        });
+        assert_eq!(
+            (row.current.as_str(), row.recommended.as_str()),
+            ("lz4 (default_toast_compression); stored values sampled: pglz 300, lz4 100", "lz4")
+        );
+        assert_eq!(row.apply_sql.as_deref(), Some("CALL compresslab.recompress('public.t', 'c', 'lz4');"));
+        assert!(
+            row.note.contains("The column's method is lz4 (default_toast_compression) already, but values keep the method they were written with (sampled: pglz 300, lz4 100): VACUUM FULL, CLUSTER, REPACK")
+                && row.note.contains(": 300 values to rewrite, writing about "),
+            "{}",
+            row.note
+        );
+        // writes already use lz4: no change of CPU to price
+        assert_eq!((row.compress_cpu_seconds_per_gb, row.compress_cpu_seconds_per_day), (None, None));
+        // under 5% of the values left behind: keep
+        let (sample, methods) = lz4_default_with_pglz_values(1);
+        let row = column_row(&ColumnMeasurement {
+            methods_now: &methods,
+            default_method: ToastCompression::Lz4,
+            ..measured(&sample, &pglz, &lz4)
+        });
+        assert!(row.apply_sql.is_none() && row.note.starts_with("keep: "), "{}", row.note);
+        // two in 40: 5%, rewritten
+        let (sample, methods) = lz4_default_with_pglz_values(2);
+        let row = column_row(&ColumnMeasurement {
+            methods_now: &methods,
+            default_method: ToastCompression::Lz4,
+            ..measured(&sample, &pglz, &lz4)
+        });
+        assert_eq!(row.apply_sql.as_deref(), Some("CALL compresslab.recompress('public.t', 'c', 'lz4');"));
     }
 
     #[test]
