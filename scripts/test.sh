@@ -73,6 +73,7 @@ e2e() {
   pgrx-tests/t/upgrade.sh || failed=1
   pgrx-tests/t/report_dbname.sh || failed=1
   pgrx-tests/t/wal_pick.sh || failed=1
+  pgrx-tests/t/wal_pick_load.sh || failed=1
   pgrx-tests/readme_check.sh || failed=1
   no_crash_in_log && ((failed == 0)) || return 1
   # recompress under concurrent writes, SIGKILL, cancel and max_wal_rate: after the crash

@@ -84,9 +84,10 @@ SELECT count(*) AS differing_rows FROM (
   (TABLE from_partial EXCEPT ALL SELECT :whatif_columns FROM compresslab.wal_whatif(:'archive_start', :'partial_end'))
   UNION ALL
   (SELECT :whatif_columns FROM compresslab.wal_whatif(:'archive_start', :'partial_end') EXCEPT ALL TABLE from_partial)) d;
--- advise reads the directory for its wal_compression row; its period is the span of the
--- commit and checkpoint times of the WAL it read (seconds here), bytes_now that WAL as written,
--- and the per-day columns both scaled by that period
+-- advise reads the directory back from its newest WAL for its wal_compression row; its period
+-- is the seconds the steady WAL it read took to write, timed by its commit and checkpoint
+-- records (seconds here), bytes_now that WAL as written, and the per-day columns both scaled
+-- by that period
 SELECT area, target, observed_period > interval '0' AND observed_period < interval '1 hour' AS period_of_the_archive,
        -- (the LSN span read: the setting in force's row, within 0.5%, where no session set its own)
        abs(bytes_now - (SELECT wal_bytes FROM from_archive WHERE wal_compression = current_setting('wal_compression')))
@@ -94,7 +95,7 @@ SELECT area, target, observed_period > interval '0' AND observed_period < interv
        abs(bytes_per_day_now - bytes_now * 86400 / extract(epoch FROM observed_period)) <= 1e-6 * bytes_per_day_now
          AND abs(bytes_per_day_recommended - bytes_recommended * 86400 / extract(epoch FROM observed_period)) <= 1e-6 * bytes_per_day_recommended
          AS per_day_scaled,
-       basis ~ 'the period is the WAL read''s own: [0-9]+ commit and checkpoint timestamps spanning [0-9]+ (s|min)(; [^;]*)*$' AS basis_says_so,
+       basis ~ '; the period is the steady WAL read''s own, [0-9A-F/., ]+: .* written and [0-9]+ full-page images over [0-9]+ (s|min), timed by the [0-9]+ times its commit and checkpoint records carry(;|$)' AS basis_says_so,
        confidence AS confidence_under_an_hour
   FROM compresslab.advise('10 s', wal_dir => 'archive') WHERE area = 'wal_compression';
 -- Errors: SQLSTATE, message (the test's segments named, other segments, LSNs and system

@@ -19,7 +19,7 @@ fn replay(start_lsn: Option<i64>, end_lsn: Option<i64>, sample: f64, wal_dir: Op
     require_wal_read(what);
     let source = WalSource::open(wal_dir);
     let (start, end) = checked_range(&source, start_lsn, end_lsn);
-    replay_range(&source, start, end, sample, &mut |_| ControlFlow::Continue(()))
+    replay_range(&source, start, end, sample, &mut |_: &_| ControlFlow::Continue(()))
 }
 
 /// What the WAL from `start_lsn` (default: the oldest still in pg_wal) to `end_lsn` (default:

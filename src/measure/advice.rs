@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use compresslab_core::advisor::budget::{column_seconds, sample_byte_cap, TIMING_BYTES};
 use compresslab_core::advisor::toast::ColumnMeasurement;
-use compresslab_core::advisor::wal::{TimeSpan, WalPeriod};
+use compresslab_core::advisor::wal::pieces::{self, Piece, PieceLog, RecordSeen};
+use compresslab_core::advisor::wal::WalPeriod;
 use compresslab_core::advisor::{self, AdviceRow};
 use compresslab_core::lab::{Codec, Hooks, Payload};
 use compresslab_core::pg_compression::ToastCompression;
@@ -17,7 +18,7 @@ use compresslab_core::sampling::{BlockOrder, BlockTotals, ColumnBlocks};
 use compresslab_core::scenarios::fpi::FpiTotals;
 use compresslab_core::scenarios::spill::{self, SpillSpec, SpillStrategy};
 use compresslab_core::scenarios::toast;
-use compresslab_core::scenarios::wal::{lsn_text, ChunkSavings, WalWhatIfRow};
+use compresslab_core::scenarios::wal::{lsn_text, WalWhatIfRow};
 use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
@@ -39,10 +40,6 @@ const TOAST_ITERATIONS: u32 = 3;
 /// The seed of the blocks' order: the same sample for the same table from one call to the next.
 const BLOCK_SEED: u64 = 0;
 
-/// Times the WAL part starts again when a segment of pg_wal is gone as it reads it: removed by
-/// a checkpoint between the listing of pg_wal and the reading, or missing (a gap).
-const GONE_SEGMENT_RETRIES: u32 = 3;
-
 /// Whether an ERROR is the reader's "requested WAL segment ... has already been removed"
 /// (`undefined_file`: the segment file does not exist).
 fn gone_segment(error: &CaughtError) -> bool {
@@ -50,106 +47,120 @@ fn gone_segment(error: &CaughtError) -> bool {
         if report.sql_error_code() == PgSqlErrorCode::ERRCODE_UNDEFINED_FILE)
 }
 
-/// The what-if over the most recent WAL of `source` from `since` (default the oldest segment;
-/// `again`: the oldest with none missing after it) that fits before `deadline`, and the span of
-/// the records' times. None when a segment of pg_wal was gone and `retry` allows another start.
-fn read_wal(
-    source: &WalSource,
-    since: Option<u64>,
-    deadline: Instant,
-    again: bool,
-    retry: bool,
-) -> Result<Option<WalRead>, String> {
-    let (oldest, flush) = match source {
+/// The newest WAL of `source` read back from its end (pg_wal: the flush LSN) in parts
+/// ([`advisor::wal::pieces::next_part`]): the newest part first, sized to a share of the time,
+/// then each earlier part sized and sampled from the speed measured so far, back to `since`
+/// (default the oldest segment, after the last one missing) or until `deadline`. A part the
+/// deadline cuts short keeps the pieces it read (its oldest): the WAL between them and the
+/// newer parts is neither counted nor timed, and the steady ranges the basis names show the
+/// gap; a segment removed by a checkpoint before its part is read ends the read at the newer
+/// WAL read already.
+fn read_wal(source: &WalSource, since: Option<u64>, deadline: Instant) -> Result<WalRead, String> {
+    let (oldest, end, now) = match source {
         WalSource::PgWal => {
             wal::require_readable_pg_wal();
-            let oldest = if again { wal::oldest_contiguous_segment() } else { wal::oldest_segment() };
-            let oldest = oldest.ok_or("no WAL segment in pg_wal")?.0;
-            if again {
-                PgHooks.progress(&format!(
-                    "advise: a segment of pg_wal was gone as it was read (a checkpoint removed it, or it is missing); \
-                     starting again from {}, after which none is missing",
-                    lsn_text(oldest)
-                ));
-            }
-            (oldest, wal::flush_lsn())
+            let oldest = wal::oldest_contiguous_segment().ok_or("no WAL segment in pg_wal")?.0;
+            // SAFETY: reads the clock.
+            let now = unsafe { pg_sys::GetCurrentTimestamp() };
+            (oldest, wal::flush_lsn(), Some(now))
         }
         WalSource::Archive(archive) => {
             let (oldest, newest) = (archive.oldest().0, archive.newest().0);
             archive.require_contiguous(since.unwrap_or(oldest).clamp(oldest, newest), newest);
-            (oldest, newest)
+            (oldest, newest, None)
         }
     };
-    let seconds = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
-    if seconds <= 0.0 {
+    let floor = since.unwrap_or(oldest).clamp(oldest, end);
+    let seconds_left = || deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+    if seconds_left() <= 0.0 {
         return Err("no time left in its share of the budget (a larger budget reads WAL)".into());
     }
-    let (start, sample) = advisor::wal::window(seconds, since.unwrap_or(oldest).clamp(oldest, flush), flush);
-    let mut span = TimeSpan::default();
-    let replayed = PgTryBuilder::new(AssertUnwindSafe(|| {
-        // The advice's concerns, not the replay's: the period the records' times span, and
-        // the budget.
-        let mut after_record = |time: Option<i64>| {
-            if let Some(micros) = time {
-                span.observe(micros);
-            }
-            if Instant::now() >= deadline {
-                ControlFlow::Break(())
+    // newest first
+    let mut parts: Vec<(Vec<WalWhatIfRow>, Vec<Piece>)> = Vec::new();
+    let (mut part_end, mut factor) = (end, None);
+    while let Some((start, sample)) = pieces::next_part(part_end, floor, seconds_left(), factor) {
+        let clock = Instant::now();
+        let mut log = PieceLog::default();
+        let mut cut = false;
+        let first = parts.is_empty();
+        let read = PgTryBuilder::new(AssertUnwindSafe(|| {
+            let mut after_record = |seen: &RecordSeen| {
+                log.observe(seen);
+                if Instant::now() >= deadline {
+                    cut = true;
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            let mut whatif = replay_range(source, start, part_end, sample, &mut after_record);
+            let rows = finish_whatif(&mut whatif);
+            Some((rows, whatif.chunks().to_vec(), whatif.bytes_as_written() as i64))
+        }))
+        .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
+            if !first && gone_segment(&error) {
+                None
             } else {
-                ControlFlow::Continue(())
+                error.rethrow()
             }
+        })
+        .execute();
+        let Some((rows, chunks, as_written)) = read else {
+            PgHooks.progress(&format!(
+                "advise: the WAL before {} was removed (by a checkpoint) as the WAL was read back; the read stops there",
+                lsn_text(part_end)
+            ));
+            break;
         };
-        let mut whatif = replay_range(source, start, flush, sample, &mut after_record);
-        let rows = finish_whatif(&mut whatif);
-        Some((rows, whatif.chunks().to_vec(), whatif.bytes_as_written() as i64))
-    }))
-    .catch_when(PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, move |error| {
-        if retry && gone_segment(&error) {
-            None
-        } else {
-            error.rethrow()
+        let model = pieces::model_seconds(part_end - start, sample);
+        factor = Some(clock.elapsed().as_secs_f64() / model.max(1e-6));
+        let part_pieces = pieces::pieces_of_part(&rows, as_written, &chunks, log);
+        parts.push((rows, part_pieces));
+        if cut {
+            break;
         }
-    })
-    .execute();
-    Ok(replayed.map(|(rows, chunks, as_written)| WalRead { rows, chunks, span, as_written }))
+        part_end = start;
+    }
+    if parts.is_empty() && floor < end {
+        return Err("no time left in its share of the budget (a larger budget reads WAL)".into());
+    }
+    parts.reverse();
+    let start = parts.iter().flat_map(|(_, p)| p.first()).map(|p| p.start).next().unwrap_or(end);
+    let last = parts.iter().rev().flat_map(|(_, p)| p.last()).map(|p| p.end).next().unwrap_or(start);
+    let rows_of: Vec<Vec<WalWhatIfRow>> = parts.iter().map(|(r, _)| r.clone()).collect();
+    let rows = pieces::combine_rows(&rows_of, start, last);
+    let pieces = parts.into_iter().flat_map(|(_, p)| p).collect();
+    Ok(WalRead { rows, pieces, now, range: format!("{}..{}", lsn_text(start), lsn_text(last)) })
 }
 
-/// What [`read_wal`] read: the what-if's rows, the savings of each piece of the range, the
-/// span of the records' times, and the bytes the range took as written.
+/// What [`read_wal`] read: the what-if's rows over the whole read, its pieces oldest first,
+/// and the time the flush LSN it reads back from was taken (pg_wal).
 struct WalRead {
     rows: Vec<WalWhatIfRow>,
-    chunks: Vec<ChunkSavings>,
-    span: TimeSpan,
-    as_written: i64,
+    pieces: Vec<Piece>,
+    now: Option<i64>,
+    /// The LSN range read, in words.
+    range: String,
 }
 
-/// The `wal_compression` row from the WAL in pg_wal or in the archived segments of `wal_dir`
-/// (from `since`, default the oldest), read and sampled to fit before `deadline`, scaled to a
-/// day with pg_stat_wal (pg_wal) or with the span of the records' times (an archive). A
-/// segment of pg_wal gone as it is read: it starts again after the last gap.
+/// The `wal_compression` row from the newest WAL in pg_wal or in the archived segments of
+/// `wal_dir` (back to `since`, default the oldest), read back from its end and sampled to fit
+/// before `deadline`: over the steady part of the read, a one-off load set apart, with the
+/// times its records carry (pg_stat_wal's period when they are too few).
 pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> Result<AdviceRow, String> {
     let source = WalSource::open(wal_dir);
-    let mut attempt = 0;
-    let WalRead { rows, chunks, span, as_written } = loop {
-        let retry = matches!(source, WalSource::PgWal) && attempt < GONE_SEGMENT_RETRIES;
-        match read_wal(&source, since, deadline, attempt > 0, retry)? {
-            Some(read) => break read,
-            None => attempt += 1,
-        }
-    };
+    let WalRead { rows, pieces, now, range } = read_wal(&source, since, deadline)?;
     let current_setting = activity::setting("wal_compression");
     let (written, images) = activity::wal_written();
-    if rows[0].fpi_images > 0 {
+    if rows.first().is_some_and(|r| r.fpi_images > 0) {
         let period = match source {
-            WalSource::PgWal => WalPeriod::Statistics { written, images },
-            WalSource::Archive(_) => WalPeriod::Archive { span, written, images },
+            WalSource::PgWal => WalPeriod::PgWal { now: now.unwrap_or_default(), written, images },
+            WalSource::Archive(_) => WalPeriod::Archive { written, images },
         };
-        let inserted = activity::inserted();
-        return Ok(advisor::wal::from_whatif(&rows, &chunks, &current_setting, as_written, period, inserted));
+        return Ok(advisor::wal::from_whatif(&rows, &pieces, &current_setting, period, activity::inserted()));
     }
     // No full-page image in the range (recycled, or quiet): pages of the most-written tables
     // stand for the images.
-    let range = format!("{}..{}", rows[0].start_lsn, rows[0].end_lsn);
     let tables = sampling::most_written_readable_tables(FALLBACK_TABLES);
     if tables.is_empty() {
         return Err(format!("no full-page image in the WAL read ({range}) and no table to sample pages from"));

@@ -5,6 +5,7 @@
 use std::ops::ControlFlow;
 use std::time::Instant;
 
+use compresslab_core::advisor::wal::pieces::RecordSeen;
 use compresslab_core::lab::{Codec, Hooks};
 use compresslab_core::page::{sample_blocks, Hole};
 use compresslab_core::pg_compression::WalCompression;
@@ -171,15 +172,16 @@ pub fn checked_range(source: &WalSource, start_lsn: Option<i64>, end_lsn: Option
 }
 
 /// Replay `[start, end)` of `source` (checked by the caller) through the what-if. After each
-/// record, `after_record` is told the record's time (commits, aborts and checkpoints carry
-/// one, in microseconds) and may stop the replay: the what-if then covers the records read so
-/// far (its `end_lsn` says where it stopped).
+/// record, `after_record` is told what the record is ([`RecordSeen`]: its LSNs, images, whether
+/// it writes pages whole, and the time commits, aborts and checkpoints carry, in microseconds)
+/// and may stop the replay: the what-if then covers the records read so far (its `end_lsn`
+/// says where it stopped).
 pub fn replay_range(
     source: &WalSource,
     start: u64,
     end: u64,
     sample: f64,
-    after_record: &mut dyn FnMut(Option<i64>) -> ControlFlow<()>,
+    after_record: &mut dyn FnMut(&RecordSeen) -> ControlFlow<()>,
 ) -> WalWhatIf {
     let settings = wal_settings();
     let offered: Vec<WalCompression> = settings.iter().map(|(setting, _)| *setting).collect();
@@ -198,6 +200,7 @@ pub fn replay_range(
         check_interrupts();
         let header = record.header();
         let time = record.timestamp();
+        let whole_page = record.writes_whole_pages();
         let (images, ids) = record.images();
         whatif
             .add_record(header, &images, &mut |i, page| {
@@ -206,7 +209,15 @@ pub fn replay_range(
             })
             .or_raise();
         last_end = record.end_lsn();
-        if after_record(time).is_break() {
+        let seen = RecordSeen {
+            lsn: header.lsn,
+            end_lsn: last_end,
+            images: images.len() as u64,
+            image_bytes: images.iter().map(|i| i.bytes_in_record()).sum(),
+            whole_page,
+            time,
+        };
+        if after_record(&seen).is_break() {
             break;
         }
         if last_end >= next_progress {

@@ -38,14 +38,19 @@ pub fn wal_written() -> (Rate, Rate) {
     (Rate { amount: bytes.unwrap_or(0.0), seconds }, Rate { amount: fpi.unwrap_or(0.0), seconds })
 }
 
+/// Seconds within which pg_stat_database's resets count as pg_stat_wal's.
+const SAME_RESET_SECONDS: f64 = 2.0;
+
 /// Rows inserted into the cluster's tables since the statistics were reset, and the rows they
 /// hold now (for [`compresslab_core::advisor::bulk_load`]): cluster-wide, like the WAL it is
-/// held against. Inserted: `tup_inserted` of `pg_stat_database`, summed over every database.
-/// Held: no view counts other databases' rows, so this database's (`n_live_tup` of every
-/// table, catalogs and TOAST tables included as `tup_inserted` includes them) scaled by the
-/// size of the databases the caller may measure against this one's.
-pub fn inserted() -> Inserted {
-    let (rows, held) = spi::select_two::<f64, f64>(
+/// held against. Inserted: `tup_inserted` of `pg_stat_database`, summed over every database,
+/// and only when every database's counters were reset when pg_stat_wal's were (None
+/// otherwise: they would count over another period than the WAL's). Held: no view counts
+/// other databases' rows, so this database's (`n_live_tup` of every table, catalogs and
+/// TOAST tables included as `tup_inserted` includes them) scaled by the size of the databases
+/// the caller may measure against this one's.
+pub fn inserted() -> Option<Inserted> {
+    let query = format!(
         "SELECT (SELECT COALESCE(pg_catalog.sum(tup_inserted), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_database), \
                 (SELECT COALESCE(pg_catalog.sum(n_live_tup), 0)::pg_catalog.float8 FROM pg_catalog.pg_stat_all_tables) \
                 OPERATOR(pg_catalog.*) \
@@ -53,11 +58,15 @@ pub fn inserted() -> Inserted {
                    WHERE pg_catalog.has_database_privilege(oid, 'CONNECT') \
                       OR pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')) \
                  OPERATOR(pg_catalog./) \
-                 pg_catalog.pg_database_size(pg_catalog.current_database())::pg_catalog.float8)",
-        &[],
-    )
-    .unwrap_or_else(|e| spi_failed(e));
-    Inserted { rows: rows.unwrap_or(0.0), held: held.unwrap_or(0.0) }
+                 pg_catalog.pg_database_size(pg_catalog.current_database())::pg_catalog.float8), \
+                (SELECT COALESCE(pg_catalog.max(pg_catalog.abs({} OPERATOR(pg_catalog.-) {})), 0)::pg_catalog.float8 \
+                   FROM pg_catalog.pg_stat_database d, pg_catalog.pg_stat_wal w)",
+        period("d.stats_reset"),
+        period("w.stats_reset")
+    );
+    let (rows, held, apart) = spi::select_three::<f64, f64, f64>(&query, &[]).unwrap_or_else(|e| spi_failed(e));
+    (apart.unwrap_or(0.0) <= SAME_RESET_SECONDS)
+        .then(|| Inserted { rows: rows.unwrap_or(0.0), held: held.unwrap_or(0.0) })
 }
 
 /// Rows written (inserted and updated) and rows read (sequential and index fetches) of a table,

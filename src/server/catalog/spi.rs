@@ -25,14 +25,6 @@ pub fn select_one<A: FromDatum + IntoDatum>(query: &str, args: &[DatumWithOid<'_
     Spi::connect(|client| client.select(query, Some(1), args)?.first().get_one())
 }
 
-/// The first two columns of the query's first row.
-pub fn select_two<A: FromDatum + IntoDatum, B: FromDatum + IntoDatum>(
-    query: &str,
-    args: &[DatumWithOid<'_>],
-) -> SpiResult<(Option<A>, Option<B>)> {
-    Spi::connect(|client| client.select(query, Some(1), args)?.first().get_two())
-}
-
 /// The first three columns of the query's first row.
 pub fn select_three<A: FromDatum + IntoDatum, B: FromDatum + IntoDatum, C: FromDatum + IntoDatum>(
     query: &str,

@@ -409,6 +409,14 @@ impl Record<'_> {
         }
     }
 
+    /// Whether it is an `XLOG_FPI` record: pages written whole (index builds, `log_newpage`),
+    /// not images of pages a change touched first after a checkpoint.
+    pub fn writes_whole_pages(&self) -> bool {
+        let record = self.decoded();
+        let info = record.header.xl_info as u32 & !pg_sys::XLR_INFO_MASK;
+        record.header.xl_rmid as u32 == pg_sys::RmgrIds::RM_XLOG_ID && info == pg_sys::XLOG_FPI
+    }
+
     /// The end of the record (the start of the next).
     pub fn end_lsn(&self) -> u64 {
         self.decoded().next_lsn

@@ -1,6 +1,7 @@
-//! The `wal_compression` row: how much WAL to read in the time there is, and the row from the
-//! what-if over it (or, when it holds no full-page image, from sampled pages), scaled to a day
-//! by the rate `pg_stat_wal` observed.
+//! The `wal_compression` row: how much WAL to read in the time there is, newest first
+//! ([`pieces`]), and the row from the what-if over it (or, when it holds no full-page image,
+//! from sampled pages): over the steady part of the WAL read, a one-off load set apart, and
+//! scaled to a day by the rate that part was written at.
 
 use super::words::{period, size, Rate, GB};
 use super::{
@@ -9,23 +10,15 @@ use super::{
 };
 use crate::pg_compression::WalCompression;
 use crate::scenarios::fpi::FpiRow;
-use crate::scenarios::wal::{ChunkSavings, WalWhatIfRow};
+use crate::scenarios::wal::{lsn_text, ChunkSavings, WalWhatIfRow, CHUNK_BYTES};
+
+pub mod pieces;
+use pieces::Piece;
 
 /// wal_whatif's cost (scripts/bench/wal_whatif_speed.sh): seconds per GB of WAL to read it, and per
 /// GB to rebuild and compress every image under every setting.
 pub const READ_SECONDS_PER_GB: f64 = 0.4;
 pub const REPLAY_SECONDS_PER_GB: f64 = 4.5;
-
-/// The part of `[start, flush)` to read within `seconds`, and the share of images to sample:
-/// the most recent WAL that can be read at a 1% sample in time, then the sample that fits.
-pub fn window(seconds: f64, start: u64, flush: u64) -> (u64, f64) {
-    let readable = (seconds / (READ_SECONDS_PER_GB + 0.01 * REPLAY_SECONDS_PER_GB) * GB) as u64;
-    let start = start.max(flush.saturating_sub(readable));
-    let gb = flush.saturating_sub(start) as f64 / GB;
-    let sample =
-        if gb > 0.0 { ((seconds / gb - READ_SECONDS_PER_GB) / REPLAY_SECONDS_PER_GB).clamp(0.01, 1.0) } else { 1.0 };
-    (start, sample)
-}
 
 /// The setting in force, as `SHOW wal_compression` printed it, typed (`on` is pglz; a value
 /// this version does not know counts as off).
@@ -36,15 +29,27 @@ fn in_force(setting: &str) -> WalCompression {
 /// What every `wal_compression` row says besides its figures: the setting in force and the
 /// one to use, the statements that apply it (none to keep), and the note: the reason, then the
 /// saving of each setting (measured `how`), then `tail`.
+/// `intervals`: each option's 95% interval of its saving in percent, where known (a setting
+/// whose saving is exact, or one point, has none in words).
 fn row(
     current_setting: &str,
     options: &[WalOption],
+    intervals: &[Option<(f64, f64)>],
     decision: &Decision<WalCompression>,
     how: &str,
     tail: &str,
 ) -> AdviceRow {
     let keep = decision.recommended == in_force(current_setting);
-    let savings: Vec<String> = options.iter().map(|o| format!("{} {:.1}%", o.setting, o.saving_percent)).collect();
+    let savings: Vec<String> = options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| match intervals.get(i).copied().flatten() {
+            Some((lo, hi)) if hi - lo >= 0.05 => {
+                format!("{} {:.1}% (95% interval {lo:.1}..{hi:.1}%)", o.setting, o.saving_percent)
+            }
+            _ => format!("{} {:.1}%", o.setting, o.saving_percent),
+        })
+        .collect();
     AdviceRow {
         area: "wal_compression".into(),
         target: "wal_compression (cluster-wide)".into(),
@@ -70,84 +75,23 @@ fn setting_row(rows: &[WalWhatIfRow], setting: WalCompression) -> &WalWhatIfRow 
     rows.iter().find(|r| r.wal_compression == setting).unwrap_or(&rows[0])
 }
 
-/// The times of the records read that carry one (commits, aborts, checkpoints), in
-/// microseconds: the period an archive's WAL covers.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TimeSpan {
-    pub earliest: Option<i64>,
-    pub latest: Option<i64>,
-    /// Timestamps seen.
-    pub count: u64,
-}
-
-impl TimeSpan {
-    /// One record's time (they need not come in order: commits are logged as they happen).
-    pub fn observe(&mut self, micros: i64) {
-        self.earliest = Some(self.earliest.map_or(micros, |e| e.min(micros)));
-        self.latest = Some(self.latest.map_or(micros, |l| l.max(micros)));
-        self.count += 1;
-    }
-
-    /// The seconds between the earliest and the latest, given at least two timestamps apart.
-    pub fn seconds(&self) -> Option<f64> {
-        match (self.earliest, self.latest) {
-            (Some(e), Some(l)) if self.count >= 2 && l > e => Some((l - e) as f64 / 1e6),
-            _ => None,
-        }
-    }
-}
-
-/// The period a WAL row's bytes cover, and the full-page images written over it.
+/// What stands for the period when the WAL read cannot say how long it took to write (fewer
+/// than two times among its records and the flush), and where the read ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WalPeriod {
-    /// pg_wal read: pg_stat_wal's bytes written (`wal_bytes`) and full-page images
-    /// (`wal_fpi`) since its reset.
-    Statistics { written: Rate, images: Rate },
-    /// An archive read (`wal_dir`): the span of its records' timestamps, with pg_stat_wal's
-    /// figures standing in when the WAL read holds fewer than two.
-    Archive { span: TimeSpan, written: Rate, images: Rate },
+    /// pg_wal read back from the flush LSN: `now`, the time the flush LSN was taken
+    /// (microseconds since 2000); pg_stat_wal's bytes written (`wal_bytes`) and full-page
+    /// images (`wal_fpi`) since its reset.
+    PgWal { now: i64, written: Rate, images: Rate },
+    /// An archive read (`wal_dir`): pg_stat_wal's figures.
+    Archive { written: Rate, images: Rate },
 }
 
-/// The WAL a row's bytes are: the volume and the images over the period, the words that say
-/// where they come from, and whether the statistics' bulk-load rule applies (only to
-/// pg_stat_wal's period).
-fn observed(period_of: WalPeriod, read_bytes: i64, read_images: i64) -> (Rate, Rate, String, bool) {
-    let statistics = |written: Rate, images: Rate, why: &str| {
-        (
-            written,
-            images,
-            format!(
-                "; bytes over the period from pg_stat_wal{why}: {} written and {:.0} full-page images over {}",
-                size(written.amount),
-                images.amount,
-                period(written.seconds)
-            ),
-            true,
-        )
-    };
-    match period_of {
-        WalPeriod::Statistics { written, images } => statistics(written, images, ""),
-        WalPeriod::Archive { span, written, images } => match span.seconds() {
-            Some(seconds) => (
-                Rate { amount: read_bytes as f64, seconds },
-                Rate { amount: read_images as f64, seconds },
-                format!(
-                    "; the period is the WAL read's own: {} commit and checkpoint timestamps spanning {}",
-                    span.count,
-                    period(seconds)
-                ),
-                false,
-            ),
-            None => statistics(
-                written,
-                images,
-                &format!(
-                    " (the archive's WAL read holds {} commit or checkpoint timestamp(s), fewer than two apart, \
-                     to span a period)",
-                    span.count
-                ),
-            ),
-        },
+impl WalPeriod {
+    fn statistics(&self) -> (Rate, Rate) {
+        match *self {
+            WalPeriod::PgWal { written, images, .. } | WalPeriod::Archive { written, images } => (written, images),
+        }
     }
 }
 
@@ -188,46 +132,118 @@ pub fn saved_per_image(chunks: &[ChunkSavings], index: usize, sampled_share: f64
     Some((ratio, Some(Z95 * variance.sqrt())))
 }
 
-/// The row from the what-if's rows (at least one full-page image read) and the pieces of the
-/// WAL read ([`ChunkSavings`]), the bytes the range read took as the server wrote it (its LSN
-/// span: images compressed or not as each record says, whatever sessions had set), the period
-/// its bytes cover, and the rows inserted over pg_stat_wal's period (a bulk load makes it
-/// `low`).
+/// The row from the what-if's rows over the whole read (at least one full-page image read)
+/// and its pieces ([`Piece`], oldest first, contiguous: the WAL read back from the flush LSN),
+/// what stands for the period when the read carries too few times (`period_of`), and the rows
+/// inserted over pg_stat_wal's period (None: pg_stat_database's counters cover another).
 ///
-/// The WAL read measures what an image saves under each setting (per image, over the whole
-/// read); the period says how many images were written: the bytes under a setting are the
-/// period's bytes as written less its images times what one saves. So a read that happens to
-/// hold a checkpoint's burst of images, or to end in a segment switch, does not move the
-/// period's figures; a read small against the period lowers the confidence instead.
+/// The pieces split into one-off loads and the steady workload ([`pieces::split`]); the row
+/// is the steady part's: its bytes as written, its images, what they save under each setting
+/// (summed over its pieces), over the seconds it took to write (the times its records and
+/// the flush carry). Every figure is over that one period; each setting's saving has a 95%
+/// interval from how the bytes an image saves vary from piece to piece, the pieces a sample of
+/// the steady workload. The loads are said apart in the basis. With fewer than two times,
+/// pg_stat_wal's period stands for it: its images times what one saves in the read.
 pub fn from_whatif(
     rows: &[WalWhatIfRow],
-    chunks: &[ChunkSavings],
+    pieces: &[Piece],
     current_setting: &str,
-    as_written: i64,
     period_of: WalPeriod,
-    inserted: Inserted,
+    inserted: Option<Inserted>,
 ) -> AdviceRow {
     let now = setting_row(rows, in_force(current_setting));
+    let as_written: u64 = pieces.iter().map(Piece::bytes).sum();
+    let end = match period_of {
+        WalPeriod::PgWal { now, .. } => pieces.last().map(|p| (p.end, now)),
+        WalPeriod::Archive { .. } => None,
+    };
+    let split = pieces::split(pieces, end);
+    let steady: Vec<&Piece> = pieces.iter().zip(&split.steady).filter(|(_, s)| **s).map(|(p, _)| p).collect();
+    let steady_bytes: f64 = steady.iter().map(|p| p.bytes() as f64).sum();
+    let steady_images: u64 = steady.iter().map(|p| p.images).sum();
+    let steady_seconds = split.steady_seconds();
+    let stamps: u64 = steady.iter().map(|p| p.stamps).sum();
+    // What an image saves under each setting against as written: the steady pieces' (all the
+    // read's without a steady image).
+    let with_images: Vec<&Piece> = if steady_images > 0 { steady.clone() } else { pieces.iter().collect() }
+        .into_iter()
+        .filter(|p| p.images > 0)
+        .collect();
+    let clusters: Vec<ChunkSavings> = with_images
+        .iter()
+        .map(|p| ChunkSavings {
+            index: p.start / CHUNK_BYTES,
+            images: p.images,
+            saved: p.saved.iter().map(|v| v.round() as i64).collect(),
+        })
+        .collect();
+    let images_in = |list: &[&Piece]| list.iter().map(|p| p.images).sum::<u64>().max(1) as f64;
+    let per_image = |i: usize| {
+        with_images.iter().map(|p| p.saved.get(i).copied().unwrap_or(0.0)).sum::<f64>() / images_in(&with_images)
+    };
     let read_images = now.fpi_images.max(1);
-    let (written, counted, words, statistics) = observed(period_of, as_written, read_images);
-    // pg_stat_wal counting no image (reset since the WAL read was written): the read's own
-    // share of images stands for the period's.
-    let (images, images_words) = if counted.amount > 0.0 {
-        (counted.amount, String::new())
-    } else {
+    let sampled_steady: u64 = steady.iter().map(|p| p.sampled).sum();
+    let ranges = split.steady_ranges(pieces);
+    let range_words: Vec<String> = ranges.iter().map(|(a, b)| format!("{}..{}", lsn_text(*a), lsn_text(*b))).collect();
+    let read_period = steady_seconds > 0.0;
+    let (written, images, sampled_share, words, load) = if read_period {
         (
-            read_images as f64 * written.amount / as_written.max(1) as f64,
-            "; pg_stat_wal counts no full-page image over its period: the WAL read's images per byte stand for it"
-                .to_string(),
+            Rate { amount: steady_bytes, seconds: steady_seconds },
+            steady_images as f64,
+            // the pieces stand for the steady workload, not for a finite period
+            0.0,
+            format!(
+                "; the period is the steady WAL read's own, {}: {} written and {} full-page images over {}, timed by \
+                 the {} times its commit and checkpoint records carry{}",
+                range_words.join(", "),
+                size(steady_bytes),
+                steady_images,
+                period(steady_seconds),
+                stamps,
+                if end.is_some() { " and the time of the flush LSN" } else { "" }
+            ),
+            None,
+        )
+    } else {
+        let (written, counted) = period_of.statistics();
+        // pg_stat_wal counting no image (reset since the WAL read was written): the read's
+        // own share of images stands for the period's.
+        let (images, images_words) = if counted.amount > 0.0 {
+            (counted.amount, "")
+        } else {
+            (
+                read_images as f64 * written.amount / as_written.max(1) as f64,
+                "; pg_stat_wal counts no full-page image over its period: the WAL read's images per byte stand for it",
+            )
+        };
+        // The rows inserted count over pg_stat_wal's period only when pg_stat_database's
+        // counters were reset with it.
+        let (load, rows_words) = match inserted {
+            Some(inserted) => (bulk_load_words(inserted, written.seconds), ""),
+            None => (
+                None,
+                "; a bulk load is not judged from rows inserted: pg_stat_database's counters cover another period \
+                 than pg_stat_wal's",
+            ),
+        };
+        (
+            written,
+            images,
+            now.sampled_images as f64 / images.max(1.0),
+            format!(
+                "; the WAL read carries fewer than two times to span a period: bytes over the period from pg_stat_wal: \
+                 {} written and {:.0} full-page images over {}{images_words}{rows_words}",
+                size(written.amount),
+                images,
+                period(written.seconds)
+            ),
+            load,
         )
     };
-    let sampled_share = now.sampled_images as f64 / images.max(1.0);
-    // Per setting: bytes saved per image against as written (the rows' layout, page headers
-    // and alignment included), and the interval's half-width from the pieces' spread.
-    let per_image = |r: &WalWhatIfRow| (as_written - r.wal_bytes) as f64 / read_images as f64;
-    let half_width = |i: usize| saved_per_image(chunks, i, sampled_share).and_then(|(_, h)| h);
-    let off_bytes = written.amount - images * per_image(setting_row(rows, WalCompression::Off));
-    let under = |r: &WalWhatIfRow, delta: f64| written.amount - images * (per_image(r) + delta);
+    let half_width = |i: usize| saved_per_image(&clusters, i, sampled_share).and_then(|(_, h)| h);
+    let off_index = rows.iter().position(|r| r.wal_compression == WalCompression::Off).unwrap_or(0);
+    let off_bytes = written.amount - images * per_image(off_index);
+    let under = |i: usize, delta: f64| written.amount - images * (per_image(i) + delta);
     let options_at = |sign: f64| -> Vec<WalOption> {
         rows.iter()
             .enumerate()
@@ -235,19 +251,25 @@ pub fn from_whatif(
                 setting: r.wal_compression,
                 saving_percent: saving_percent(
                     off_bytes.round() as i64,
-                    under(r, sign * half_width(i).unwrap_or(0.0)).round() as i64,
+                    under(i, sign * half_width(i).unwrap_or(0.0)).round() as i64,
                 ),
             })
             .collect()
     };
     let options = options_at(0.0);
+    let (low, high) = (options_at(-1.0), options_at(1.0));
+    let intervals: Vec<Option<(f64, f64)>> = (0..rows.len())
+        .map(|i| {
+            half_width(i).map(|_| {
+                (low[i].saving_percent.min(high[i].saving_percent), low[i].saving_percent.max(high[i].saving_percent))
+            })
+        })
+        .collect();
     let decision = choose_wal(&options);
     let then_index = rows.iter().position(|r| r.wal_compression == decision.recommended).unwrap_or(0);
     let then = &rows[then_index];
     // The pick at both ends of the intervals: another pick at either is within the noise.
-    let noisy = [-1.0, 1.0].iter().any(|&sign| choose_wal(&options_at(sign)).recommended != decision.recommended);
-    let load = if statistics { bulk_load_words(inserted, written.seconds) } else { None };
-    let window_share = as_written as f64 / written.amount.max(1.0);
+    let noisy = [&low, &high].iter().any(|o| choose_wal(o).recommended != decision.recommended);
     let keep = decision.recommended == in_force(current_setting);
     let read_gb = now.wal_bytes as f64 / GB;
     let cpu = |seconds: f64, scale: Option<f64>| {
@@ -255,10 +277,12 @@ pub fn from_whatif(
     };
     // CPU goes with the images: the read's per image, times the period's images a day.
     let daily = Rate { amount: images, seconds: written.seconds }.per_day().map(|d| d / read_images as f64);
+    let sampled = if read_period { sampled_steady } else { now.sampled_images as u64 };
     let mut confidence =
-        if load.is_some() { Confidence::Low } else { per_day_confidence(now.sampled_images as u64, written.seconds) };
+        if load.is_some() || split.all_load { Confidence::Low } else { per_day_confidence(sampled, written.seconds) };
     let mut cautions = String::new();
-    if window_share < MIN_WINDOW_SHARE {
+    let window_share = as_written as f64 / written.amount.max(1.0);
+    if !read_period && window_share < MIN_WINDOW_SHARE {
         confidence = confidence.step_down();
         cautions.push_str(&format!(
             "; the WAL read is {:.2}% of the period's: it stands for little of it",
@@ -270,36 +294,69 @@ pub fn from_whatif(
         cautions
             .push_str("; at an end of the 95% intervals another setting would be picked: the pick is within the noise");
     }
-    let then_bytes = under(then, 0.0);
-    let (then_low, then_high) = match half_width(then_index) {
-        Some(h) => {
-            let (a, b) = (under(then, h), under(then, -h));
-            (Some(a.min(b).round() as i64), Some(a.max(b).round() as i64))
-        }
+    let then_bytes = under(then_index, 0.0);
+    let bounds = |i: usize| {
+        half_width(i).map(|h| {
+            let (a, b) = (under(i, h), under(i, -h));
+            (a.min(b), a.max(b))
+        })
+    };
+    let (then_low, then_high) = match bounds(then_index) {
+        Some((a, b)) => (Some(a.round() as i64), Some(b.round() as i64)),
         None => (None, None),
     };
-    let interval_words = match (then_low, then_high) {
-        (Some(lo), Some(hi)) => format!(
-            "; {} under {} (95% interval {}..{}, from how the bytes an image saves vary over {} pieces of 1 MB of \
+    // The interval the decision rests on: the recommendation's, or when it keeps the setting
+    // (whose bytes are counted), the best other setting's, which the rule turned down.
+    let best_other = (0..rows.len())
+        .filter(|&i| i != then_index)
+        .max_by(|&a, &b| options[a].saving_percent.total_cmp(&options[b].saving_percent));
+    let decided = if keep { best_other } else { Some(then_index) };
+    let interval_words = match decided.and_then(|i| bounds(i).map(|b| (i, b))) {
+        Some((i, (lo, hi))) => format!(
+            "; {} under {}{} (95% interval {}..{}, from how the bytes an image saves vary over {} pieces of 1 MB of \
              the WAL read)",
-            size(then_bytes),
-            decision.recommended.setting(),
-            size(lo as f64),
-            size(hi as f64),
-            chunks.len()
+            size(under(i, 0.0)),
+            rows[i].wal_compression.setting(),
+            if keep { ", the best setting turned down" } else { "" },
+            size(lo),
+            size(hi),
+            clusters.len()
         ),
-        _ => String::new(),
+        None => String::new(),
     };
+    let mut load_words = String::new();
+    if split.all_load {
+        load_words.push_str(
+            "; the WAL read is all one-off load (16 MB or more written by few transactions or at 10 times the rate \
+             of the rest, mostly rows and whole pages): the advice is on it, and a steady day writes otherwise",
+        );
+    } else {
+        for l in &split.loads {
+            load_words.push_str(&format!(
+                "; set apart as a one-off load (16 MB or more written by few transactions or at 10 times the steady \
+                 rate, mostly rows and whole pages): {} at {}..{}{}",
+                size(l.end.saturating_sub(l.start) as f64),
+                lsn_text(l.start),
+                lsn_text(l.end),
+                if l.seconds > 0.0 { format!(" over {}", period(l.seconds)) } else { String::new() }
+            ));
+        }
+        if !split.loads.is_empty() {
+            load_words.push_str("; the advice is on the steady WAL");
+        }
+    }
     AdviceRow {
         compress_cpu_seconds_per_day: cpu(then.compress_cpu_seconds, daily),
         decompress_cpu_seconds_per_day: cpu(then.decompress_cpu_seconds, daily),
         compress_cpu_seconds_per_gb: cpu(then.compress_cpu_seconds, Some(1.0 / read_gb)),
         decompress_cpu_seconds_per_gb: cpu(then.decompress_cpu_seconds, Some(1.0 / read_gb)),
         basis: format!(
-            "the cluster's WAL (every database's) {}..{}: {} as written (wal_compression = {current_setting} now), {} \
-             with every image uncompressed ({} records, {} full-page images, {} compressed under each setting with the \
-             server's routines){words}{images_words}{interval_words}{cautions}",
+            "the cluster's WAL (every database's) {}..{}, the newest, read back from {}: {} as written \
+             (wal_compression = {current_setting} now), {} with every image uncompressed ({} records, {} full-page \
+             images, {} compressed under each setting with the server's routines){words}{load_words}{interval_words}\
+             {cautions}",
             then.start_lsn,
+            then.end_lsn,
             then.end_lsn,
             size(as_written as f64),
             size(setting_row(rows, WalCompression::Off).wal_bytes as f64),
@@ -311,12 +368,12 @@ pub fn from_whatif(
         ..row(
             current_setting,
             &options,
+            &intervals,
             &decision,
             "",
             " bytes_now is the WAL written over observed_period, bytes_per_day_now the same scaled to a day; \
-             bytes_recommended is it less the period's full-page images times what one saves under the setting in \
-             the WAL read; CPU is the server's own code compressing full-page images as WAL is written and \
-             decompressing them at replay or recovery.",
+             bytes_recommended is it less what its full-page images save under the setting; CPU is the server's own \
+             code compressing full-page images as WAL is written and decompressing them at replay or recovery.",
         )
     }
     .over_period(written.amount, then_bytes, written.seconds)
@@ -333,9 +390,15 @@ pub fn from_pages(
     current_setting: &str,
     written: Rate,
     images: Rate,
-    inserted: Inserted,
+    inserted: Option<Inserted>,
 ) -> AdviceRow {
-    let load = bulk_load_words(inserted, written.seconds);
+    let load = inserted.and_then(|inserted| bulk_load_words(inserted, written.seconds));
+    let rows_words = if inserted.is_some() {
+        ""
+    } else {
+        "; a bulk load is not judged from rows inserted: pg_stat_database's counters cover another period than \
+         pg_stat_wal's"
+    };
     let (off, sampled_images) = (&fpi[0], fpi[0].images.max(1) as f64);
     let raw_image = off.stored_bytes as f64 / sampled_images;
     let stored_share = |setting: WalCompression| {
@@ -369,7 +432,7 @@ pub fn from_pages(
             "no full-page image in the cluster's WAL read ({range}): {} pages sampled from the most-written tables \
              ({}), hole removed, compressed with the server's routines; bytes over the period from pg_stat_wal \
              (the cluster's, every database's): {} as written under wal_compression = {current_setting} and {:.0} \
-             full-page images over {}",
+             full-page images over {}{rows_words}",
             off.images,
             tables.join(", "),
             size(written.amount),
@@ -381,7 +444,7 @@ pub fn from_pages(
         } else {
             Confidence::Low
         },
-        ..row(current_setting, &options, &decision, ", from sampled pages standing for the images", "")
+        ..row(current_setting, &options, &[], &decision, ", from sampled pages standing for the images", "")
     }
     .over_period(written.amount, bytes_then, written.seconds)
 }

@@ -75,6 +75,8 @@ pub const CHUNK_BYTES: u64 = 1 << 20;
 /// records than as written (negative where they would take more).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChunkSavings {
+    /// Which piece: its records start at LSNs from `index * CHUNK_BYTES` on.
+    pub index: u64,
     pub images: u64,
     pub saved: Vec<i64>,
 }
@@ -447,7 +449,7 @@ impl WalWhatIf {
             let sampled_count = sampled.count() as u64;
             if sampled_count > 0 && self.last_chunk != Some(record.lsn / CHUNK_BYTES) {
                 self.last_chunk = Some(record.lsn / CHUNK_BYTES);
-                self.chunks.push(ChunkSavings { images: 0, saved: vec![0; settings] });
+                self.chunks.push(ChunkSavings { index: record.lsn / CHUNK_BYTES, images: 0, saved: vec![0; settings] });
             }
             for (s, setting) in self.settings.iter_mut().enumerate() {
                 let mut then = 0;

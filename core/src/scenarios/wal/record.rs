@@ -28,7 +28,7 @@ pub struct ImageRef {
 impl ImageRef {
     /// Bytes the image takes in its record now: the image, and the hole header of a
     /// compressed image with a hole.
-    pub(super) fn bytes_in_record(&self) -> u64 {
+    pub fn bytes_in_record(&self) -> u64 {
         let header = self.stored_as != WalCompression::Off && self.hole_length != 0;
         self.bimg_len as u64 + if header { COMPRESSED_HOLE_HEADER as u64 } else { 0 }
     }
