@@ -150,8 +150,9 @@ fn interval_words(e: &Estimate, whole: bool) -> String {
 pub const STALE_SHARE: f64 = 0.05;
 
 /// What keeps a value's method, in the notes' words (pgrx-tests/sql/advise.sql tests each).
-const KEEP_OLD_METHOD: &str = "VACUUM FULL, CLUSTER, REPACK (PostgreSQL 19), table rewrites, INSERT ... SELECT and \
-                               UPDATEs that keep the value all keep the old method (tested by compresslab)";
+const KEEP_OLD_METHOD: &str =
+    "VACUUM FULL, CLUSTER, table rewrites, INSERT ... SELECT and UPDATEs that keep the value all keep the old method \
+     (tested by compresslab)";
 
 /// The row of one column.
 pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
@@ -433,7 +434,7 @@ mod tests {
         );
         assert_eq!(row.apply_sql.as_deref(), Some("CALL compresslab.recompress('public.t', 'c', 'lz4');"));
         assert!(
-            row.note.contains("The column's method is lz4 (default_toast_compression) already, but values keep the method they were written with (sampled: pglz 300, lz4 100): VACUUM FULL, CLUSTER, REPACK")
+            row.note.contains("The column's method is lz4 (default_toast_compression) already, but values keep the method they were written with (sampled: pglz 300, lz4 100): VACUUM FULL, CLUSTER, table rewrites")
                 && row.note.contains(": 300 values to rewrite, writing about "),
             "{}",
             row.note
