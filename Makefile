@@ -1,8 +1,8 @@
 # The targets PostgreSQL's extension build system (PGXS) offers, for the PGXN client
 # (`pgxn install` runs `make` then `make install`, `pgxn check` runs `make installcheck`,
 # `pgxn uninstall` runs `make uninstall`, each with PG_CONFIG=...) and for DBAs who build
-# extensions with make. compresslab is Rust: the build goes through cargo-pgrx 0.18.0 (it needs
-# Rust, cargo-pgrx and the server's development files; docs/install.md).
+# extensions with make. compresslab is Rust: the build goes through cargo-pgrx 0.19.4 (it needs
+# Rust 1.96 or newer, cargo-pgrx and the server's development files; docs/install.md).
 #   make [PG_CONFIG=...] [LTO=no]   build into target/pgxn/pgN/: `cargo pgrx package`, the library
 #                                   rebuilt with link-time optimization (as scripts/cluster.sh's
 #                                   install_extension does; LTO=no skips it), the frozen install

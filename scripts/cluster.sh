@@ -10,6 +10,12 @@ COMPRESSLAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
 PG_BINDIR=$("$PG_CONFIG" --bindir)
 PG_MAJOR=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+# The Rust toolchain of every cargo call made after this (scripts/toolchain.sh); a shell without
+# rustup (a DBA's) builds nothing.
+source "$COMPRESSLAB_ROOT/scripts/toolchain.sh"
+if command -v rustup >/dev/null; then
+  select_toolchain || return 1
+fi
 
 # A folder under target/ that the postgres user can reach; /tmp when the checkout is not
 # traversable by other users or the socket path would be too long for a Unix socket.

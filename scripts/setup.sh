@@ -25,7 +25,7 @@ set -euo pipefail
 # does not name.
 [[ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-PGRX_VERSION=0.18.0
+PGRX_VERSION=0.19.4
 PGXN_META_VERSION=0.7.0
 PG_MAJOR=15
 print_pg_config=false
@@ -86,6 +86,11 @@ if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q
   step "packaged cluster" "stopped"
 fi
 
+# pgrx 0.19 needs Rust 1.96: every cargo call below runs under the toolchain this picks.
+source "$(dirname "$0")/toolchain.sh"
+select_toolchain
+step "rust toolchain" "$RUSTUP_TOOLCHAIN ($(rustc -V))"
+
 if [[ "$(cargo pgrx --version 2>/dev/null || true)" == "cargo-pgrx $PGRX_VERSION" ]]; then
   step "cargo-pgrx" "$PGRX_VERSION present"
 else
@@ -130,9 +135,6 @@ fi
 
 if grep -qs "pg$PG_MAJOR = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
   step "pgrx init" "done before"
-elif ! grep -qw -- "--pg$PG_MAJOR" <<<"$(cargo pgrx init --help 2>/dev/null || true)"; then
-  # cargo-pgrx 0.18 knows PostgreSQL 13 to 18: 19 waits for a pgrx that knows it.
-  step "pgrx init" "skipped: cargo-pgrx $PGRX_VERSION has no --pg$PG_MAJOR"
 else
   step "pgrx init" "pg$PG_MAJOR -> $PG_CONFIG"
   # cargo pgrx init rewrites its config with the versions it is given: keep the others.

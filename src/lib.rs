@@ -9,14 +9,9 @@
 
 use pgrx::prelude::*;
 
-// The magic block's name and version (PostgreSQL 18 shows them in pg_get_loaded_modules()),
-// spelled out: pgrx 0.18.0's `pg_module_magic!(name, version)` writes the version into the name.
-const MODULE_VERSION: &std::ffi::CStr =
-    match std::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-        Ok(version) => version,
-        Err(_) => panic!("CARGO_PKG_VERSION holds a NUL byte"),
-    };
-::pgrx::pg_module_magic!(name = c"compresslab", version = MODULE_VERSION);
+// The magic block's name and version, Cargo.toml's (PostgreSQL 18 and 19 show them in
+// pg_get_loaded_modules()).
+::pgrx::pg_module_magic!(name, version);
 
 mod api;
 mod bytea;

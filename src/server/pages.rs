@@ -46,7 +46,7 @@ impl SharedBuffer {
         };
         let guard = SharedBuffer(buffer);
         // SAFETY: the buffer is pinned (by ReadBufferExtended); the guard releases the lock.
-        unsafe { pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as i32) };
+        unsafe { pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as _) };
         guard
     }
 

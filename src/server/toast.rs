@@ -8,24 +8,13 @@ use pgrx::{pg_sys, PgRelation};
 
 use crate::errors::OrRaise;
 
-// The server's reading of a stored varlena's compression method (what pg_column_compression
-// returns), declared here: pgrx does not bind it. It reads only the datum's header, or its
-// TOAST pointer.
-unsafe extern "C-unwind" {
-    fn toast_get_compression_id(attr: *mut pg_sys::varlena) -> u32;
-}
-
-/// `ToastCompressionId`'s values (toast_compression.h).
-const TOAST_PGLZ_COMPRESSION_ID: u32 = 0;
-const TOAST_LZ4_COMPRESSION_ID: u32 = 1;
-
 /// The compression method of a stored varlena, None when it is not compressed.
 pub fn compression_method(datum: pg_sys::Datum) -> Option<ToastCompression> {
-    // SAFETY: a non-NULL varlena of a tuple as stored; the server reads its header (and, for a
-    // TOAST pointer, the pointer) only.
-    match unsafe { toast_get_compression_id(datum.cast_mut_ptr()) } {
-        TOAST_PGLZ_COMPRESSION_ID => Some(ToastCompression::Pglz),
-        TOAST_LZ4_COMPRESSION_ID => Some(ToastCompression::Lz4),
+    // SAFETY: a non-NULL varlena of a tuple as stored; the server's reading of its method (what
+    // pg_column_compression returns) reads its header (and, for a TOAST pointer, the pointer) only.
+    match unsafe { pg_sys::toast_get_compression_id(datum.cast_mut_ptr()) } {
+        pg_sys::ToastCompressionId::TOAST_PGLZ_COMPRESSION_ID => Some(ToastCompression::Pglz),
+        pg_sys::ToastCompressionId::TOAST_LZ4_COMPRESSION_ID => Some(ToastCompression::Lz4),
         _ => None,
     }
 }

@@ -32,13 +32,6 @@ use super::subtransaction;
 use super::toast::tuple_target;
 use crate::errors::report;
 
-unsafe extern "C-unwind" {
-    /// TOAST's own compression of a plain value with a method ('p' pglz, 'l' lz4): the
-    /// compressed copy, or a NULL pointer where TOAST would store the value raw. Exported by
-    /// the server; called through `pg_guard_ffi_boundary`, as it may raise an ERROR.
-    fn toast_compress_datum(value: pg_sys::Datum, cmethod: c_char) -> pg_sys::Datum;
-}
-
 /// What to do: one batch of `column` of the table `relid` from `first_block`, of at most
 /// `batch_rows` rows and `batch_bytes` bytes of values (ending at a block boundary).
 struct BatchSpec<'a> {
@@ -193,8 +186,9 @@ fn examine(
         let bytes = std::slice::from_raw_parts(pgrx::varlena::vardata_any(plain) as *const u8, len);
         let mut after = Some(len + 4);
         if decision == Decision::TryCompress || dry_run {
-            let compressed =
-                pg_sys::ffi::pg_guard_ffi_boundary(|| toast_compress_datum(pg_sys::Datum::from(plain), cmethod));
+            let compressed = pg_sys::ffi::pg_guard_ffi_boundary(|| {
+                pg_sys::toast_compress_datum(pg_sys::Datum::from(plain), cmethod)
+            });
             if compressed.is_null() {
                 if decision == Decision::TryCompress {
                     after = None;

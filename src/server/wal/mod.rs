@@ -20,7 +20,8 @@ use crate::errors::report;
 use archive::{Archive, ArchivePrivate};
 
 // The reader's callbacks, declared here to take their C addresses (pgrx's bindings wrap them
-// in Rust functions). They are only ever called by the reader itself.
+// in Rust functions), and RelidByRelfilenumber, which pgrx does not bind: each as 15's to 19's
+// headers declare it. The callbacks are only ever called by the reader itself.
 unsafe extern "C-unwind" {
     fn read_local_xlog_page_no_wait(
         state: *mut pg_sys::XLogReaderState,
@@ -38,6 +39,23 @@ unsafe extern "C-unwind" {
     #[cfg(not(feature = "pg15"))]
     #[link_name = "RelidByRelfilenumber"]
     fn relid_by_relfilenumber(tablespace: pg_sys::Oid, relfilenode: pg_sys::Oid) -> pg_sys::Oid;
+}
+
+/// The first record at or after `start`, or 0. PostgreSQL 19 also returns why it found none;
+/// the message said here stays the same on every major.
+///
+/// # Safety
+/// `state` is a live reader whose callbacks can read from `start`.
+unsafe fn find_next_record(state: *mut pg_sys::XLogReaderState, start: pg_sys::XLogRecPtr) -> pg_sys::XLogRecPtr {
+    #[cfg(not(feature = "pg19"))]
+    // SAFETY: the caller's.
+    return unsafe { pg_sys::XLogFindNextRecord(state, start) };
+    #[cfg(feature = "pg19")]
+    {
+        let mut why: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the caller's; `why` is left NULL or pointed at the reader's own buffer.
+        unsafe { pg_sys::XLogFindNextRecord(state, start, &mut why) }
+    }
 }
 
 /// The reader's page callback: the server's `read_local_xlog_page_no_wait`, after a check for
@@ -263,7 +281,7 @@ impl WalReader {
         let layout = WalLayout::new(source.segment_size());
         let mut reader = WalReader { state, end, layout, timeline: None, done: false, private };
         // SAFETY: a live reader; XLogFindNextRecord reads pages through the callbacks.
-        let first = unsafe { pg_sys::XLogFindNextRecord(reader.state.as_ptr(), start) };
+        let first = unsafe { find_next_record(reader.state.as_ptr(), start) };
         if first == 0 {
             if reader.end_of_wal() || reader.in_partial(start) {
                 reader.done = true; // no record starts between `start` and the end of the WAL
