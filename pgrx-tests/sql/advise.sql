@@ -3,6 +3,10 @@
 -- decoding; then the budget and privileges. Each recommendation is checked against what the
 -- server then really does.
 CREATE EXTENSION compresslab;
+-- pglz, the default before PostgreSQL 19 (19's is lz4), for this database's sessions too: the
+-- figures below are pglz's (pgrx-tests/t/pg_upgrade.sh tests 19's default).
+SELECT format('ALTER DATABASE %I SET default_toast_compression = pglz', current_database()) \gexec
+SET default_toast_compression = pglz;
 -- A shell loop that runs each line of its input with `psql -c` on this database, as a DBA
 -- pastes the lines of apply_sql (COPY ... TO PROGRAM feeds it the lines).
 SELECT format('while IFS= read -r line; do psql -X -q -v ON_ERROR_STOP=1 -h %s -p %s -d %s -c "$line" >/dev/null || exit 1; done',

@@ -23,7 +23,7 @@ SELECT component,
          AS loaded_from_that_library
   FROM compresslab.versions();
 -- methods() names the library each method runs, with the version versions() reports
-SELECT method, server_code, regexp_replace(library, '[0-9]+(\.[0-9]+)+', 'N', 'g') AS library
+SELECT method, server_code, regexp_replace(library, '[0-9]+((\.[0-9]+)+|(beta|rc)[0-9]+)', 'N', 'g') AS library
   FROM compresslab.methods() ORDER BY method;
 SELECT bool_and(m.library LIKE '% ' || v.version || '%') AS same_versions
   FROM compresslab.methods() m

@@ -3,6 +3,10 @@
 -- as a fresh write stores them, and a second call finds nothing to do. Then what it refuses
 -- (SQLSTATE and message), triggers, a partitioned table, privileges and row-level security.
 CREATE EXTENSION compresslab;
+-- pglz, the default before PostgreSQL 19 (19's is lz4), for this database's sessions too: the
+-- figures below are pglz's (pgrx-tests/t/pg_upgrade.sh tests 19's default).
+SELECT format('ALTER DATABASE %I SET default_toast_compression = pglz', current_database()) \gexec
+SET default_toast_compression = pglz;
 \set try_schema pg_temp
 \ir include/try.sql
 -- Values of every kind: text, bytea and jsonb compressed with pglz, inline and external;

@@ -44,5 +44,6 @@ SELECT strategy, records FROM compresslab.simulate_spill($$SELECT NULL::text UNI
 SELECT * FROM compresslab.simulate_spill('SELECT 1', ARRAY['snappy']);
 SELECT * FROM compresslab.simulate_spill('SELECT 1', ARRAY[]::text[]);
 SELECT * FROM compresslab.simulate_spill('SELECT 1', '{zstd_stream:99}');
+-- 19 reports where in the query the error is (expected/spill_1.out), as a LINE and the QUERY.
 SELECT * FROM compresslab.simulate_spill('SELECT FROM nowhere');
 SELECT * FROM compresslab.simulate_spill('');

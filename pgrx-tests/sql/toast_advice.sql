@@ -7,6 +7,10 @@
 -- rewritten under that method (fresh values, so TOAST decides anew), within 2%. 300 rows a
 -- table: the advisor's sample is the whole table, so this checks the model, not the sampling.
 CREATE EXTENSION compresslab;
+-- pglz, the default before PostgreSQL 19 (19's is lz4), for this database's sessions too: the
+-- figures below are pglz's (pgrx-tests/t/pg_upgrade.sh tests 19's default).
+SELECT format('ALTER DATABASE %I SET default_toast_compression = pglz', current_database()) \gexec
+SET default_toast_compression = pglz;
 CREATE TABLE k_text (id int, body text);
 INSERT INTO k_text SELECT i, repeat('order ' || i || ' shipped to customer ' || (i * 7919 % 1000) || '; ', 40 + i % 300)
   FROM generate_series(1, 300) i;

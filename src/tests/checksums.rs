@@ -27,10 +27,10 @@ mod tests {
         );
     }
 
-    /// PostgreSQL 18 has its own SQL `crc32c(bytea)` (the server's CRC-32C routine, AVX-512 where
-    /// the CPU has it): ours must give the same value on random inputs of every length up to
-    /// 3 pages, empty included, and on the server's own payloads.
-    #[cfg(feature = "pg18")]
+    /// PostgreSQL 18 and 19 have their own SQL `crc32c(bytea)` (the server's CRC-32C routine,
+    /// AVX-512 where the CPU has it): ours must give the same value on random inputs of every
+    /// length up to 3 pages, empty included, and on the server's own payloads.
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
     #[pg_test]
     fn crc32c_equals_pg18_sql_crc32c_on_random_inputs() {
         let mut rng = compresslab_core::rng::SeededRng::new(18);

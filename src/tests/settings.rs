@@ -22,6 +22,17 @@ mod tests {
         assert_eq!(Spi::get_one::<String>("SHOW compresslab.zstd_level").unwrap().as_deref(), Some("19"));
     }
 
+    /// PostgreSQL 18 and 19 list a loaded library's magic block: ours names compresslab and
+    /// Cargo.toml's version.
+    #[cfg(any(feature = "pg18", feature = "pg19"))]
+    #[pg_test]
+    fn magic_block_names_the_library_and_its_version() {
+        let module = Spi::get_one::<String>(
+            "SELECT module_name || ' ' || version FROM pg_get_loaded_modules() WHERE file_name LIKE 'compresslab%'",
+        );
+        assert_eq!(module.unwrap().as_deref(), Some(concat!("compresslab ", env!("CARGO_PKG_VERSION"))));
+    }
+
     #[pg_test(error = "23 is outside the valid range for parameter \"compresslab.zstd_level\" (-131072 .. 22)")]
     fn zstd_level_setting_is_range_checked() {
         Spi::run("SET compresslab.zstd_level = 23").unwrap();
