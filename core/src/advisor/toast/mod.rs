@@ -149,10 +149,10 @@ fn interval_words(e: &Estimate, whole: bool) -> String {
 /// use, for which its row recommends the rewrite.
 pub const STALE_SHARE: f64 = 0.05;
 
-/// What keeps a value's method, in the notes' words (pgrx-tests/sql/advise.sql tests each).
-const KEEP_OLD_METHOD: &str =
-    "VACUUM FULL, CLUSTER, table rewrites, INSERT ... SELECT and UPDATEs that keep the value all keep the old method \
-     (tested by compresslab)";
+/// What keeps a value's method, in the notes' words (pgrx-tests/sql/advise.sql tests each,
+/// pgrx-tests/sql/repack.sql 19's REPACK).
+const KEEP_OLD_METHOD: &str = "VACUUM FULL, CLUSTER, REPACK (PostgreSQL 19), table rewrites, INSERT ... SELECT and \
+     UPDATEs that keep the value all keep the old method (tested by compresslab)";
 
 /// The row of one column.
 pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {

@@ -101,7 +101,7 @@ fn values_left_in_another_method_get_the_call_alone() {
     );
     assert_eq!(row.apply_sql.as_deref(), Some("CALL compresslab.recompress('public.t', 'c', 'lz4');"));
     assert!(
-        row.note.contains("The column's method is lz4 (default_toast_compression) already, but values keep the method they were written with (sampled: pglz 300, lz4 100): VACUUM FULL, CLUSTER, table rewrites")
+        row.note.contains("The column's method is lz4 (default_toast_compression) already, but values keep the method they were written with (sampled: pglz 300, lz4 100): VACUUM FULL, CLUSTER, REPACK (PostgreSQL 19), table rewrites")
             && row.note.contains(": 300 values to rewrite, writing about "),
         "{}",
         row.note
