@@ -5,7 +5,7 @@
 #                                       builds and installs compresslab, starts a cluster with a
 #                                       pgbench database: advice, lab, scenario studies,
 #                                       validations; writes results/report.md and chart.svg.
-#   bash scripts/report.sh --pg N       the same demo on PostgreSQL N (15, 17 or 18), set up by
+#   bash scripts/report.sh --pg N       the same demo on PostgreSQL N (15, 17, 18 or 19), set up by
 #                                       scripts/setup.sh --pg N (built or fetched once, cached)
 #   bash scripts/report.sh --dbname CONNINFO [--out DIR]
 #                                       your own database (also --dbname=CONNINFO, or PGDATABASE
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 PGBENCH_SCALE=${PGBENCH_SCALE:-5}
 # Exported: report_user.sh (--dbname) reads it too.
 export REPORT_BUDGET=${REPORT_BUDGET:-30 s}
-usage() { echo "usage: bash scripts/report.sh [--pg 15|17|18] [--dbname CONNINFO] [--out DIR]" >&2; exit 2; }
+usage() { echo "usage: bash scripts/report.sh [--pg 15|17|18|19] [--dbname CONNINFO] [--out DIR]" >&2; exit 2; }
 user_db= out= pg_major=
 while (($#)); do
   case $1 in

@@ -17,10 +17,10 @@
 #      checks their files and lintian's verdict, installs the package with apt-get on a fresh
 #      cluster and removes it, and installs scripts/pgxn_bundle.sh's zip with the PGXN client
 #   5. fuzz: scripts/fuzz.sh 5, every cargo-fuzz target for 5 seconds under AddressSanitizer
-#   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "16 17 18"; empty for
+#   6. other versions: for each major in COMPRESSLAB_TEST_PG (default "16 17 18 19"; empty for
 #      none), the server set up (scripts/setup.sh --pg N, cached), then the in-server layer, the
-#      end-to-end layer and the package layer on it (scripts/test_version.sh; on 18 the WAL
-#      tests also without data checksums); on 16, whose server here has no lz4, zstd or
+#      end-to-end layer and the package layer on it (scripts/test_version.sh; on 18 and 19 the
+#      WAL tests also without data checksums; on 19 the upgrade from 18); on 16, whose server here has no lz4, zstd or
 #      contrib, pgrx-tests/t/smoke_pg16.sh instead. Gates, core and fuzz do not depend on the server:
 #      15 only.
 # The gates also check META.json (PGXN): valid by PGXN's validator pgxn_meta, and against Cargo.toml.
@@ -91,7 +91,7 @@ run_layer "package (deb, tarball, PGXN)" bash -c 'scripts/package.sh && pgrx-tes
 # A smoke run of every fuzz target (5 s each, AddressSanitizer); scripts/fuzz.sh for campaigns.
 run_layer "fuzz (smoke)" scripts/fuzz.sh 5
 layers=("gates (fmt, clippy, META.json, pyflakes)" "core (cargo test)" "in-server (cargo pgrx test)" "end-to-end (pgrx-tests)" "package (deb, tarball, PGXN)" "fuzz (smoke)")
-for major in ${COMPRESSLAB_TEST_PG-16 17 18}; do
+for major in ${COMPRESSLAB_TEST_PG-16 17 18 19}; do
   if ((major == 16)); then
     # 16's only server here lacks lz4, zstd and contrib: a smoke test, not the suites.
     run_layer "smoke pg16" pgrx-tests/t/smoke_pg16.sh
