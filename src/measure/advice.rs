@@ -151,11 +151,11 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
     let source = WalSource::open(wal_dir);
     let WalRead { rows, pieces, now, range } = read_wal(&source, since, deadline)?;
     let current_setting = activity::setting("wal_compression");
-    let (written, images) = activity::wal_written();
+    let statistics = activity::wal_written();
     if rows.first().is_some_and(|r| r.fpi_images > 0) {
         let period = match source {
-            WalSource::PgWal => WalPeriod::PgWal { now: now.unwrap_or_default(), written, images },
-            WalSource::Archive(_) => WalPeriod::Archive { written, images },
+            WalSource::PgWal => WalPeriod::PgWal { now: now.unwrap_or_default(), statistics },
+            WalSource::Archive(_) => WalPeriod::Archive { statistics },
         };
         return Ok(advisor::wal::from_whatif(&rows, &pieces, &current_setting, period, activity::inserted()));
     }
@@ -182,8 +182,8 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
         &names,
         &range,
         &current_setting,
-        written,
-        images,
+        statistics.written,
+        statistics.images,
         activity::inserted(),
     ))
 }

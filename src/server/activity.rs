@@ -7,6 +7,7 @@
 //! `OPERATOR(pg_catalog.=)` (pgrx-tests/sql/search_path.sql shadows every built-in operator,
 //! function, aggregate and type name to prove it).
 
+use compresslab_core::advisor::wal::WalStatistics;
 use compresslab_core::advisor::{Inserted, Rate};
 use compresslab_core::pg_compression::ToastCompression;
 use pgrx::prelude::*;
@@ -27,15 +28,23 @@ fn period(since: &str) -> String {
     )
 }
 
-/// WAL bytes and full-page images written since the statistics were reset.
-pub fn wal_written() -> (Rate, Rate) {
+/// WAL bytes, full-page images and (from PostgreSQL 19, `wal_fpi_bytes`) their bytes as written
+/// since the statistics were reset.
+pub fn wal_written() -> WalStatistics {
+    let image_bytes =
+        if cfg!(feature = "pg19") { "wal_fpi_bytes::pg_catalog.float8" } else { "NULL::pg_catalog.float8" };
     let query = format!(
-        "SELECT wal_bytes::pg_catalog.float8, wal_fpi::pg_catalog.float8, {} FROM pg_catalog.pg_stat_wal",
+        "SELECT wal_bytes::pg_catalog.float8, wal_fpi::pg_catalog.float8, {image_bytes}, {} FROM pg_catalog.pg_stat_wal",
         period("stats_reset")
     );
-    let (bytes, fpi, seconds) = spi::select_three::<f64, f64, f64>(&query, &[]).unwrap_or_else(|e| spi_failed(e));
-    let seconds = seconds.unwrap_or(0.0);
-    (Rate { amount: bytes.unwrap_or(0.0), seconds }, Rate { amount: fpi.unwrap_or(0.0), seconds })
+    let row = spi::select_floats(&query, 4).unwrap_or_else(|e| spi_failed(e));
+    let value = |i: usize| row[i];
+    let seconds = value(3).unwrap_or(0.0);
+    WalStatistics {
+        written: Rate { amount: value(0).unwrap_or(0.0), seconds },
+        images: Rate { amount: value(1).unwrap_or(0.0), seconds },
+        image_bytes: value(2),
+    }
 }
 
 /// Seconds within which pg_stat_database's resets count as pg_stat_wal's.

@@ -33,6 +33,14 @@ pub fn select_three<A: FromDatum + IntoDatum, B: FromDatum + IntoDatum, C: FromD
     Spi::connect(|client| client.select(query, Some(1), args)?.first().get_three())
 }
 
+/// The first `n` columns of the query's first row, each a float8 or NULL.
+pub fn select_floats(query: &str, n: usize) -> SpiResult<Vec<Option<f64>>> {
+    Spi::connect(|client| {
+        let row = client.select(query, Some(1), &[])?.first();
+        (1..=n).map(|i| row.get::<f64>(i)).collect()
+    })
+}
+
 /// A failed internal query (pgrx's SPI error), as an ERROR: XX000.
 pub fn spi_failed(e: pgrx::spi::SpiError) -> ! {
     report(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("internal query failed: {e}"), None)

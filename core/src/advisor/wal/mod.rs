@@ -80,17 +80,25 @@ fn setting_row(rows: &[WalWhatIfRow], setting: WalCompression) -> &WalWhatIfRow 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WalPeriod {
     /// pg_wal read back from the flush LSN: `now`, the time the flush LSN was taken
-    /// (microseconds since 2000); pg_stat_wal's bytes written (`wal_bytes`) and full-page
-    /// images (`wal_fpi`) since its reset.
-    PgWal { now: i64, written: Rate, images: Rate },
+    /// (microseconds since 2000); pg_stat_wal's figures since its reset.
+    PgWal { now: i64, statistics: WalStatistics },
     /// An archive read (`wal_dir`): pg_stat_wal's figures.
-    Archive { written: Rate, images: Rate },
+    Archive { statistics: WalStatistics },
+}
+
+/// pg_stat_wal's figures since its reset: bytes written (`wal_bytes`), full-page images
+/// (`wal_fpi`) and, from PostgreSQL 19, their bytes as written (`wal_fpi_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WalStatistics {
+    pub written: Rate,
+    pub images: Rate,
+    pub image_bytes: Option<f64>,
 }
 
 impl WalPeriod {
-    fn statistics(&self) -> (Rate, Rate) {
+    fn statistics(&self) -> WalStatistics {
         match *self {
-            WalPeriod::PgWal { written, images, .. } | WalPeriod::Archive { written, images } => (written, images),
+            WalPeriod::PgWal { statistics, .. } | WalPeriod::Archive { statistics } => statistics,
         }
     }
 }
@@ -205,16 +213,26 @@ pub fn from_whatif(
             None,
         )
     } else {
-        let (written, counted) = period_of.statistics();
-        // pg_stat_wal counting no image (reset since the WAL read was written): the read's
-        // own share of images stands for the period's.
-        let (images, images_words) = if counted.amount > 0.0 {
-            (counted.amount, "")
-        } else {
-            (
+        let WalStatistics { written, images: counted, image_bytes } = period_of.statistics();
+        // 19 counts the images' bytes as written: over the read's bytes an image, they say how
+        // many images of the read's kind the period wrote. Else pg_stat_wal's count; counting
+        // no image (reset since the WAL read was written), the read's own share of images.
+        let image_size = now.fpi_bytes as f64 / read_images as f64;
+        let (images, images_words) = match image_bytes {
+            Some(bytes) if bytes > 0.0 && now.fpi_bytes > 0 => (
+                bytes / image_size,
+                format!(
+                    "; the images from pg_stat_wal's wal_fpi_bytes: {} of full-page images as written, at the WAL \
+                     read's {image_size:.0} bytes an image",
+                    size(bytes)
+                ),
+            ),
+            _ if counted.amount > 0.0 => (counted.amount, String::new()),
+            _ => (
                 read_images as f64 * written.amount / as_written.max(1) as f64,
-                "; pg_stat_wal counts no full-page image over its period: the WAL read's images per byte stand for it",
-            )
+                "; pg_stat_wal counts no full-page image over its period: the WAL read's images per byte stand for it"
+                    .to_string(),
+            ),
         };
         // The rows inserted count over pg_stat_wal's period only when pg_stat_database's
         // counters were reset with it.

@@ -99,7 +99,7 @@ fn stats(written: f64, images: f64, seconds: f64) -> (Rate, Rate) {
 /// pg_wal read back from the flush at `now`, pg_stat_wal's figures standing by.
 fn pg_wal(now: i64) -> WalPeriod {
     let (written, images) = stats(1e12, 1e6, 600.0);
-    WalPeriod::PgWal { now, written, images }
+    WalPeriod::PgWal { now, statistics: WalStatistics { written, images, image_bytes: None } }
 }
 
 /// The row's saving under its pick, and its 95% interval, in percent of bytes_now.
@@ -392,17 +392,23 @@ fn keeping_off_has_the_interval_of_the_setting_turned_down() {
     assert_eq!((row.bytes_recommended_low, row.bytes_recommended_high), (row.bytes_now, row.bytes_now));
 }
 
-#[test]
-fn without_times_the_read_uses_pg_stat_wals_period_and_its_images() {
-    // one record's time only (an archive's few commits): the period's figures stand for it
-    let saved = [3_900.0, 4_000.0, 4_600.0];
-    let mut read = steady(0, 10, 0, 1.0, 100, saved);
+/// 10 pieces of 100 images, each saving 3,900, 4,000 and 4,600 bytes under pglz, lz4 and zstd,
+/// with one record's time only (an archive's few commits).
+fn read_with_one_time() -> Vec<Piece> {
+    let mut read = steady(0, 10, 0, 1.0, 100, [3_900.0, 4_000.0, 4_600.0]);
     read.iter_mut().for_each(|p| (p.stamps, p.first_stamp, p.last_stamp) = (0, None, None));
     read[3].stamps = 1;
     read[3].first_stamp = Some((3 * MB, 5));
     read[3].last_stamp = read[3].first_stamp;
+    read
+}
+
+#[test]
+fn without_times_the_read_uses_pg_stat_wals_period_and_its_images() {
+    // one record's time only: the period's figures stand for it
+    let read = read_with_one_time();
     let (written, images) = stats(6.4e9, 100_000.0, 86400.0);
-    let period = WalPeriod::Archive { written, images };
+    let period = WalPeriod::Archive { statistics: WalStatistics { written, images, image_bytes: None } };
     let steady_day = Inserted { rows: 1000.0, held: 1_000_000.0 };
     // no piece is steady by its times: the pieces all have too few commits, but are images
     let row = from_whatif(&rows_for(&read), &read, "off", period, Some(steady_day));
@@ -417,13 +423,43 @@ fn without_times_the_read_uses_pg_stat_wals_period_and_its_images() {
         &rows_for(&read),
         &read,
         "off",
-        WalPeriod::Archive { written: Rate { seconds: 25200.0, ..written }, images },
+        WalPeriod::Archive {
+            statistics: WalStatistics { written: Rate { seconds: 25200.0, ..written }, images, image_bytes: None },
+        },
         Some(Inserted { rows: 1e6, held: 1e6 }),
     );
     assert!(loaded.basis.contains("the period is dominated by a bulk load"), "{}", loaded.basis);
     assert_eq!(loaded.confidence, Confidence::Low);
     let other = from_whatif(&rows_for(&read), &read, "off", period, None);
     assert!(other.basis.contains("a bulk load is not judged from rows inserted: pg_stat_database's counters cover another period than pg_stat_wal's"), "{}", other.basis);
+}
+
+#[test]
+fn pg19s_image_bytes_count_the_periods_images() {
+    // pg_stat_wal counts 100,000 images over the day, but 19's wal_fpi_bytes 1.2 GB of them as
+    // written: at the read's 8,000 bytes an image, 150,000 images of the read's kind
+    let read = read_with_one_time();
+    let mut rows = rows_for(&read);
+    rows.iter_mut().for_each(|r| r.fpi_bytes = r.fpi_images * 8_000);
+    let (written, images) = stats(6.4e9, 100_000.0, 86400.0);
+    let with_bytes = WalStatistics { written, images, image_bytes: Some(1.2e9) };
+    let row = from_whatif(&rows, &read, "off", WalPeriod::Archive { statistics: with_bytes }, None);
+    assert_eq!(row.bytes_recommended, Some(6_400_000_000 - 150_000 * 4_000));
+    assert!(
+        row.basis.contains(
+            "150000 full-page images over 24.0 h; the images from pg_stat_wal's wal_fpi_bytes: 1144 MB of full-page \
+             images as written, at the WAL read's 8000 bytes an image"
+        ),
+        "{}",
+        row.basis
+    );
+    // before 19 (no wal_fpi_bytes), or with none counted: pg_stat_wal's count of images
+    for image_bytes in [None, Some(0.0)] {
+        let statistics = WalStatistics { image_bytes, ..with_bytes };
+        let row = from_whatif(&rows, &read, "off", WalPeriod::Archive { statistics }, None);
+        assert_eq!(row.bytes_recommended, Some(6_400_000_000 - 100_000 * 4_000));
+        assert!(!row.basis.contains("wal_fpi_bytes"), "{}", row.basis);
+    }
 }
 
 #[test]
