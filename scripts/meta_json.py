@@ -6,7 +6,7 @@
    scripts/setup.sh with `cargo install pgxn_meta`);
 2. its version and provides.compresslab.version are Cargo.toml's;
 3. its PostgreSQL prerequisite admits exactly the majors Cargo.toml has a pgN feature for
-   (15 to 18): every N.0 and N.99 of them, and neither the major below nor the one above;
+   (15 to 19): every N.0 and N.99 of them, and neither the major below nor the one above;
 4. release_status, resources and tags are given.
 
 Usage: scripts/meta_json.py [META.json [Cargo.toml]]. Prints one line per problem, or one line
