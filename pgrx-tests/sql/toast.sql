@@ -74,3 +74,22 @@ SELECT avg(length(body))::float8 AS mean_length FROM events \gset
 SELECT slices, abs(raw_bytes::float8 / slices - :mean_length) / :mean_length < 0.02 AS mean_length_within_2_percent
   FROM compresslab.bench_column('events', 'body', ARRAY['memcpy'], ARRAY[0], 1, sample_values => 300);
 RESET client_min_messages;
+-- Every value read (sample_values => NULL): the estimate equals the rewrite to the byte, also
+-- where the row holds other wide columns as they are stored (compressed in line, or out of line:
+-- an UPDATE keeps them so, and a value of another column stored compressed is not compressed
+-- again).
+SET default_toast_compression = pglz;
+SET client_min_messages = warning;
+CREATE TABLE wide_rows (id int PRIMARY KEY, title text, doc jsonb, note text, n int);
+INSERT INTO wide_rows SELECT g, CASE WHEN g % 3 = 0 THEN NULL ELSE repeat(md5(g::text), 1 + g % 60) END,
+  CASE WHEN g % 11 = 0 THEN NULL ELSE (SELECT jsonb_agg(jsonb_build_object('id', g * 100 + k, 'name', 'customer ' || (g * 37 % 1000 + k),
+   'email', md5((g * 100 + k)::text) || '@example.com', 'score', (g * k) % 97)) FROM generate_series(1, 1 + (g * 7919) % 40) k) END,
+  CASE WHEN g % 4 = 0 THEN NULL ELSE (SELECT string_agg(md5((g * k)::text), ' ') FROM generate_series(1, (g * 31) % 90) k) END, g
+FROM generate_series(1, 1500) g;
+SELECT stored_bytes AS lz4_estimate, stored_bytes_low = stored_bytes AND stored_bytes_high = stored_bytes AS no_interval
+  FROM compresslab.estimate_toast_compression('wide_rows', 'doc', sample_values => NULL) WHERE method = 'lz4' \gset
+CALL compresslab.recompress('wide_rows', 'doc', 'lz4');
+SELECT sum(pg_column_size(doc)) - :lz4_estimate AS bytes_off, :'no_interval' AS no_interval,
+       count(*) FILTER (WHERE pg_column_compression(doc) = 'lz4') > 1000 AS rewritten
+  FROM wide_rows;
+RESET client_min_messages;

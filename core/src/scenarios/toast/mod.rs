@@ -23,7 +23,7 @@ use crate::lab::payload::Payload;
 use crate::pg_compression::ToastCompression;
 
 mod tuple;
-pub use tuple::{toast_row, Attribute, Row, Storage, Stored};
+pub use tuple::{toast_row, Arrives, Attribute, Row, Storage, Stored};
 
 /// `TOAST_TUPLE_THRESHOLD` and `TOAST_TUPLE_TARGET` for 8 kB blocks.
 pub const TOAST_TUPLE_THRESHOLD: usize = 2032;
@@ -128,14 +128,20 @@ pub struct StoredAttribute {
 }
 
 impl StoredAttribute {
-    /// The attribute as it would arrive again, compressed as it is now or refused: an
-    /// uncompressed value was refused or never reached, and is taken as refused.
+    /// The attribute as it arrives in the UPDATE that rewrites another column: as it is stored,
+    /// compressed or not, in line or as its TOAST pointer (an uncompressed value was refused or
+    /// never reached, and is taken as refused).
     fn as_arriving(&self) -> Attribute {
         let header = if self.external { VARHDRSZ } else { VARHDRSZ_COMPRESSED };
         Attribute {
             storage: self.storage,
             raw: self.raw,
             compressed: self.method.as_ref().map(|_| self.size.saturating_sub(header)),
+            arrives: match (self.external, self.method) {
+                (true, _) => Arrives::External,
+                (false, Some(_)) => Arrives::Compressed,
+                (false, None) => Arrives::Raw,
+            },
         }
     }
 }
@@ -172,6 +178,8 @@ pub fn toasted_anew(
     let mut stored = Vec::with_capacity(codecs.len());
     for (_, codec) in codecs.iter_mut() {
         let column = &mut row.attributes[sampled.column];
+        // the value written anew, raw
+        column.arrives = Arrives::Raw;
         column.raw = value.len();
         column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch, tick)?;
         stored.push(toast_row(&row)[sampled.column]);

@@ -10,7 +10,10 @@
 //! 3. the biggest `main` attribute not yet tried is compressed;
 //! 4. against `MaxHeapTupleSize` instead of the target, the biggest `main` one moves out of line.
 //!
-//! "Biggest" counts only attributes wider than a TOAST pointer (24 bytes, aligned). A value is
+//! An attribute may arrive compressed (another column's value in an UPDATE, or an INSERT ...
+//! SELECT): it is then never compressed again, only moved; or as a TOAST pointer (another
+//! column's out-of-line value, which an UPDATE keeps): it takes the pointer's bytes and is never
+//! picked. "Biggest" counts only attributes wider than a TOAST pointer (24 bytes, aligned). A value is
 //! compressed only when the method produces something and `VARSIZE(compressed) < raw - 2`; a
 //! refusal is final for that row. Each method's own refusals (pglz's strategy: at least 25%
 //! saved, a match within the first kilobyte; lz4: any saving) come with the compressed length.
@@ -55,8 +58,21 @@ pub struct Attribute {
     pub storage: Storage,
     /// Data bytes, without the varlena header.
     pub raw: usize,
-    /// What the column's compression method makes of it (data bytes), None if it refuses.
+    /// What the column's compression method makes of it (data bytes), None if it refuses; for
+    /// an attribute that arrives compressed, its compressed data bytes.
     pub compressed: Option<usize>,
+    pub arrives: Arrives,
+}
+
+/// How an attribute arrives to be stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrives {
+    /// Its raw bytes (a new value).
+    Raw,
+    /// Compressed, in line.
+    Compressed,
+    /// As a TOAST pointer, out of line (compressed there if `compressed` is Some).
+    External,
 }
 
 /// A row: its tuple header (`t_hoff`), the bytes of its fixed-length columns, its
@@ -105,7 +121,14 @@ impl State {
 /// How TOAST stores each of the row's variable-length attributes, in order.
 pub fn toast_row(row: &Row) -> Vec<Stored> {
     let attrs = &row.attributes;
-    let mut state = vec![State { compressed: None, external: false, tried: false }; attrs.len()];
+    let mut state: Vec<State> = attrs
+        .iter()
+        .map(|a| State {
+            compressed: if a.arrives == Arrives::Raw { None } else { a.compressed },
+            external: a.arrives == Arrives::External,
+            tried: false,
+        })
+        .collect();
     let data = |state: &[State]| row.fixed + attrs.iter().zip(state).map(|(a, s)| s.in_tuple(a.raw)).sum::<usize>();
     if row.header + data(&state) > TOAST_TUPLE_THRESHOLD {
         let max_data = row.target.saturating_sub(row.header);
@@ -178,7 +201,7 @@ mod tests {
     use super::*;
 
     fn attr(storage: Storage, raw: usize, compressed: Option<usize>) -> Attribute {
-        Attribute { storage, raw, compressed }
+        Attribute { storage, raw, compressed, arrives: Arrives::Raw }
     }
 
     fn row(attributes: Vec<Attribute>) -> Row {
@@ -190,6 +213,26 @@ mod tests {
         let stored = toast_row(&row(vec![attr(Storage::Extended, 1900, Some(100)), attr(Storage::Extended, 50, None)]));
         assert_eq!(stored[0], Stored { size: 1904, compressed: false, external: false });
         assert_eq!(stored[1], Stored { size: 51, compressed: false, external: false });
+    }
+
+    /// An UPDATE of one column: another column arrives as it is stored. Compressed in line, it
+    /// counts its compressed bytes and is not compressed again: the row (24 + 4 + 108 + 1804
+    /// bytes) stays under the threshold and the new value is stored raw, where counting the other
+    /// one raw (1004 bytes) would have compressed the new one. Out of line, it counts its
+    /// pointer's 18 bytes and keeps its size.
+    #[test]
+    fn other_columns_arrive_as_they_are_stored() {
+        let compressed = Attribute { arrives: Arrives::Compressed, ..attr(Storage::Extended, 1000, Some(100)) };
+        let stored = toast_row(&row(vec![compressed.clone(), attr(Storage::Extended, 1800, Some(300))]));
+        assert_eq!(stored[0], Stored { size: 108, compressed: true, external: false });
+        assert_eq!(stored[1], Stored { size: 1804, compressed: false, external: false });
+        let as_raw =
+            toast_row(&row(vec![attr(Storage::Extended, 1000, Some(100)), attr(Storage::Extended, 1800, Some(300))]));
+        assert_eq!(as_raw[1], Stored { size: 308, compressed: true, external: false });
+        let external = Attribute { arrives: Arrives::External, ..attr(Storage::Extended, 5000, Some(700)) };
+        let stored = toast_row(&row(vec![external, attr(Storage::Extended, 1950, Some(300))]));
+        assert_eq!(stored[0], Stored { size: 704, compressed: true, external: true });
+        assert_eq!(stored[1], Stored { size: 1954, compressed: false, external: false });
     }
 
     #[test]
