@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
-use compresslab_core::advisor::budget::{column_seconds, sample_byte_cap, TIMING_BYTES};
+use compresslab_core::advisor::budget::{self, column_seconds, sample_byte_cap, TIMING_BYTES};
 use compresslab_core::advisor::toast::ColumnMeasurement;
 use compresslab_core::advisor::wal::pieces::{self, Piece, PieceLog, RecordSeen};
 use compresslab_core::advisor::wal::WalPeriod;
@@ -190,7 +190,9 @@ pub fn wal_row(since: Option<u64>, deadline: Instant, wal_dir: Option<&str>) -> 
 
 /// The `toast` rows of `columns` (largest table first), each sampled with its share of the
 /// time left before `until` (the time left over the columns left, so what a small table does
-/// not use goes to the next), and the notes for the NOTICE: what was left out and why.
+/// not use goes to the next), then the loose ones sampled again with what is left (loosest
+/// first, [`budget::resample_share`]), and the notes for the NOTICE: what was left out, what
+/// stayed loose, and why.
 pub fn toast_rows(
     columns: &[ToastColumn],
     default_method: ToastCompression,
@@ -199,6 +201,8 @@ pub fn toast_rows(
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     let (mut unreadable, mut over_budget, mut looked) = (0, 0, 0);
     let (mut skipped, mut partial, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    // (row index, column, seconds its sample took) of the rows whose intervals are loose
+    let mut loose: Vec<(usize, &ToastColumn, f64)> = Vec::new();
     let mut remaining = columns.iter().filter(|c| c.readable).count();
     for column in columns {
         check_interrupts();
@@ -214,16 +218,10 @@ pub fn toast_rows(
         let share = column_seconds(left.as_secs_f64(), remaining);
         remaining -= 1;
         looked += 1;
-        // In a subtransaction rolled back once the row is out: the table's locks go with it
-        // (not one per table until advise() returns), and its ERROR (a table dropped meanwhile,
-        // a damaged value) leaves out this column, not the rows already measured.
-        let deadline = Instant::now() + Duration::from_secs_f64(share);
-        let outcome = match subtransaction::rolled_back(|| column_row(column, default_method, deadline)) {
+        let started = Instant::now();
+        let outcome = match measured_column(column, default_method, started + Duration::from_secs_f64(share)) {
             Ok(outcome) => outcome,
-            Err(why) => {
-                let table = names::relation_name(column.table)
-                    .unwrap_or_else(|| format!("relation with OID {} (dropped while advise() ran)", column.table));
-                PgHooks.progress(&format!("advise: column {} of {table} left out: {why}", column.column));
+            Err(()) => {
                 failed.push(column.target.clone());
                 continue;
             }
@@ -232,6 +230,8 @@ pub fn toast_rows(
             ColumnOutcome::Row { row, partial: was_partial } => {
                 if was_partial {
                     partial.push(column.target.clone());
+                } else if budget::row_margin(&row) > budget::LOOSE_MARGIN {
+                    loose.push((rows.len(), column, started.elapsed().as_secs_f64()));
                 }
                 rows.push(*row);
             }
@@ -242,8 +242,41 @@ pub fn toast_rows(
             ColumnOutcome::Empty => {}
         }
     }
+    // The loose columns again, loosest first, each with its share of what is left: a sample that
+    // starts over from the same blocks and reads further. The tighter row is kept.
+    loose.sort_by(|a, b| budget::row_margin(&rows[b.0]).total_cmp(&budget::row_margin(&rows[a.0])));
+    let mut resampled = 0;
+    for (k, &(index, column, used)) in loose.iter().enumerate() {
+        check_interrupts();
+        let left = until.saturating_duration_since(Instant::now()).as_secs_f64();
+        let Some(share) = budget::resample_share(left, loose.len() - k, used) else { continue };
+        if let Ok(ColumnOutcome::Row { row, partial: false }) =
+            measured_column(column, default_method, Instant::now() + Duration::from_secs_f64(share))
+        {
+            resampled += 1;
+            if budget::row_margin(&row) < budget::row_margin(&rows[index]) {
+                rows[index] = *row;
+            }
+        }
+    }
+    let still_loose: Vec<String> = loose
+        .iter()
+        .map(|&(index, _, _)| &rows[index])
+        .filter(|row| budget::row_margin(row) > budget::LOOSE_MARGIN)
+        .map(|row| format!("{} ±{:.0}%", row.target, 100.0 * budget::row_margin(row)))
+        .collect();
     if looked > 0 {
-        PgHooks.progress(&format!("advise: {looked} column(s) of {} measured", columns.len()));
+        PgHooks.progress(&format!(
+            "advise: {looked} column(s) of {} measured, {resampled} of them sampled again with the time left",
+            columns.len()
+        ));
+    }
+    if !still_loose.is_empty() {
+        notes.push(format!(
+            "sampled within the budget to an interval wider than ±{:.0}% (a larger budget narrows it): {}",
+            100.0 * budget::LOOSE_MARGIN,
+            still_loose.join(", ")
+        ));
     }
     if unreadable > 0 {
         notes.push(format!("{unreadable} column(s) of tables you may not read left out"));
@@ -267,6 +300,22 @@ pub fn toast_rows(
         ));
     }
     (rows, notes)
+}
+
+/// [`column_row`] in a subtransaction rolled back once the row is out: the table's locks go
+/// with it (not one per table until advise() returns), and its ERROR (a table dropped
+/// meanwhile, a damaged value) leaves out this column, in a NOTICE, not the rows already
+/// measured.
+fn measured_column(
+    column: &ToastColumn,
+    default_method: ToastCompression,
+    deadline: Instant,
+) -> Result<ColumnOutcome, ()> {
+    subtransaction::rolled_back(|| column_row(column, default_method, deadline)).map_err(|why| {
+        let table = names::relation_name(column.table)
+            .unwrap_or_else(|| format!("relation with OID {} (dropped while advise() ran)", column.table));
+        PgHooks.progress(&format!("advise: column {} of {table} left out: {why}", column.column));
+    })
 }
 
 /// What became of a column: its row (and whether a value too large for the budget was left out

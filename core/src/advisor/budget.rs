@@ -2,8 +2,10 @@
 //! [`WAL_SHARE`] of it has passed, the TOAST columns until [`TOAST_UNTIL`] (each column an even
 //! share of what is left, at least [`MIN_COLUMN_SECONDS`]), the spill row in the rest; a
 //! column's sample holds at most what the time left can measure ([`sample_byte_cap`]) and its
-//! speeds are timed on at most [`TIMING_BYTES`].
+//! speeds are timed on at most [`TIMING_BYTES`]. Time the columns leave over goes to the loose
+//! ones ([`LOOSE_MARGIN`]), sampled again ([`resample_share`]).
 
+use super::AdviceRow;
 use crate::error::{CodecError, Result};
 
 /// The WAL row reads and replays until this share of the budget has passed.
@@ -75,9 +77,66 @@ pub fn sample_byte_cap(seconds_left: f64) -> usize {
     ((seconds_left.max(0.0) * SAMPLE_BYTES_PER_SECOND) as usize).min(SAMPLE_MEMORY_BYTES)
 }
 
+/// A column's row is loose while a 95% interval of its bytes (now, or under the method it
+/// recommends) is wider than ± this share of the figure: it is sampled again while the TOAST
+/// part of the budget lasts, and named in the NOTICE if it stays loose.
+pub const LOOSE_MARGIN: f64 = 0.05;
+
+/// The widest relative half-width of a row's intervals of bytes, now and recommended; 0 where
+/// it has none (every value read, or no interval).
+pub fn row_margin(row: &AdviceRow) -> f64 {
+    let margin = |value: Option<i64>, low: Option<i64>, high: Option<i64>| match (value, low, high) {
+        (Some(value), Some(low), Some(high)) if value > 0 => (high - low) as f64 / 2.0 / value as f64,
+        _ => 0.0,
+    };
+    margin(row.bytes_now, row.bytes_now_low, row.bytes_now_high).max(margin(
+        row.bytes_recommended,
+        row.bytes_recommended_low,
+        row.bytes_recommended_high,
+    ))
+}
+
+/// The seconds a loose column is sampled again with, `left` seconds shared among `remaining`
+/// loose columns (itself included), when its first sample took `used`: None when its share is
+/// under twice that, since a new sample starts over from the same blocks and would end no
+/// tighter.
+pub fn resample_share(left: f64, remaining: usize, used: f64) -> Option<f64> {
+    let share = left.max(0.0) / remaining.max(1) as f64;
+    (share >= 2.0 * used.max(MIN_COLUMN_SECONDS)).then_some(share)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_is_as_loose_as_its_widest_interval() {
+        let row = AdviceRow {
+            bytes_now: Some(1000),
+            bytes_now_low: Some(980),
+            bytes_now_high: Some(1020),
+            bytes_recommended: Some(500),
+            bytes_recommended_low: Some(400),
+            bytes_recommended_high: Some(600),
+            ..AdviceRow::default()
+        };
+        assert!((row_margin(&row) - 0.2).abs() < 1e-12);
+        assert!(row_margin(&row) > LOOSE_MARGIN);
+        let whole = AdviceRow { bytes_recommended_low: Some(500), bytes_recommended_high: Some(500), ..row.clone() };
+        assert!((row_margin(&whole) - 0.02).abs() < 1e-12);
+        assert_eq!(row_margin(&AdviceRow::default()), 0.0);
+    }
+
+    #[test]
+    fn a_loose_column_is_sampled_again_only_with_twice_its_time() {
+        // 20 s left for 4 loose columns: 5 s each, worth it for one that took 2 s, not 3 s
+        assert_eq!(resample_share(20.0, 4, 2.0), Some(5.0));
+        assert_eq!(resample_share(20.0, 4, 3.0), None);
+        // nothing left, or a column that took no time (at least MIN_COLUMN_SECONDS counted)
+        assert_eq!(resample_share(0.0, 1, 0.0), None);
+        assert_eq!(resample_share(0.15, 1, 0.0), None);
+        assert_eq!(resample_share(0.2, 1, 0.0), Some(0.2));
+    }
 
     #[test]
     fn a_budget_is_more_than_nothing_and_at_most_a_day() {
