@@ -62,7 +62,7 @@ const TIMING_BYTES: usize = 16 << 20;
 const NO_DEADLINE: Duration = Duration::from_secs(100 * 365 * 86400);
 
 /// Estimate what TOAST would store for a column under each compression method (pglz, lz4),
-/// each sampled row toasted anew as PostgreSQL 15 to 18 would (which values it tries to
+/// each sampled row toasted anew as PostgreSQL 15 to 19 would (which values it tries to
 /// compress and keeps compressed depends on the row), with compression and decompression
 /// speed on the values. The sample is every row of blocks drawn at random from the whole
 /// table until it holds `sample_values` values (NULL: the whole table), scaled up by blocks;

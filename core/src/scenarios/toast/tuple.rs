@@ -1,5 +1,5 @@
 //! What TOAST does to one row, attribute by attribute: PostgreSQL's `heap_toast_insert_or_update`
-//! (heaptoast.c, unchanged in this respect from 15 to 18) replayed on sizes.
+//! (heaptoast.c, unchanged in this respect from 15 to 19) replayed on sizes.
 //!
 //! A new tuple is toasted only when it is wider than `TOAST_TUPLE_THRESHOLD` (2032 bytes with
 //! 8 kB blocks). Then, while the data is wider than the table's `toast_tuple_target` (default
