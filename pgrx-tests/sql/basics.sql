@@ -8,8 +8,8 @@ SELECT compresslab.version() = extversion AS version_matches_catalog
   FROM pg_extension WHERE extname = 'compresslab';
 -- versions(): compresslab's is the installed extension's, PostgreSQL's the server's; each C
 -- library's dotted version is the number its *_versionNumber() returned, and the server's
--- libraries were loaded from a file of that library (Debian's liblz4.so.1.9.4, the PyPI
--- wheel of 17 its own liblz4.so.1).
+-- libraries were loaded from a file of that library (Debian's liblz4.so.1.9.4, or for 17 and
+-- 19 the one of the Debian suite they run on).
 SELECT component,
        CASE component
          WHEN 'compresslab' THEN version = (SELECT extversion FROM pg_extension WHERE extname = 'compresslab')
