@@ -175,10 +175,10 @@ build_pg_debian() {
     sed -n 's/^Version: //p')
   [[ -n $version ]] || { tail -20 "$log"; echo "setup: no postgresql-$major in Debian's $suite suite" >&2; return 1; }
   step "postgresql $major packages" "$version of Debian $suite (binary packages)"
-  # libpq5 and libpq-dev by version: this machine's installed libpq5 may outrank the suite's,
-  # which apt would then never pick by itself.
+  # libpq5 and libpq-dev by version (the same source package's): this machine's installed libpq5
+  # may outrank the suite's, which apt would then never pick by itself.
   for f in "postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major" libpq5 libpq-dev; do
-    pkgs+=("$f=$(private_apt_cache "$suite" "deb $suite" show --no-all-versions "$f" 2>>"$log" | sed -n 's/^Version: //p')")
+    pkgs+=("$f=$version")
   done
   (cd "$dl/packages" && private_apt "$suite" "deb $suite" download "${pkgs[@]}") >>"$log" 2>&1 ||
     { tail -20 "$log"; return 1; }
