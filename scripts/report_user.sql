@@ -31,16 +31,24 @@ SELECT wal_compression, start_lsn, end_lsn, records, fpi_images, sampled_images,
   FROM compresslab.wal_whatif(sample => 0.1);
 \qecho '```'
 \qecho
-\qecho 'The relations of this database writing the most full-page images (top 10); WAL is the cluster''s, so other databases'' images follow, one line per database and setting:'
+\qecho 'The relations of this database writing the most full-page images (top 10), the system catalogs'' (pg_catalog, information_schema and their TOAST tables) summed in one line per setting; WAL is the cluster''s, so other databases'' images follow, one line per database and setting:'
 \qecho
-CREATE TEMP TABLE by_relation AS SELECT * FROM compresslab.wal_whatif_by_relation(sample => 0.1);
+-- A catalog: in pg_catalog or information_schema, or a TOAST table of an OID below
+-- FirstNormalObjectId (16384), which only initdb assigns.
+CREATE TEMP TABLE by_relation AS
+SELECT b.*, split_part(b.relation, '.', 1) IN ('pg_catalog', 'information_schema')
+            OR coalesce(substring(b.relation FROM '^pg_toast\.pg_toast_([0-9]+)$')::bigint < 16384, false) AS catalog
+  FROM compresslab.wal_whatif_by_relation(sample => 0.1) b;
 \qecho '```'
-WITH here AS (SELECT * FROM by_relation WHERE relation NOT LIKE '(database %'),
+WITH here AS (SELECT * FROM by_relation WHERE relation NOT LIKE '(database %' AND NOT catalog),
      top AS (SELECT relation, fork FROM here WHERE wal_compression = 'off' ORDER BY fpi_bytes DESC LIMIT 10)
 SELECT relation, fork, wal_compression, fpi_images, pg_size_pretty(fpi_bytes) AS fpi_bytes, round(saving_percent::numeric, 1) AS saving_percent
   FROM here WHERE (relation, fork) IN (SELECT relation, fork FROM top)
  ORDER BY max(fpi_bytes) OVER (PARTITION BY relation, fork) DESC, relation, fork,
           array_position(ARRAY['off','pglz','lz4','zstd'], wal_compression);
+SELECT 'system catalogs' AS relation, wal_compression, sum(fpi_images) AS fpi_images, pg_size_pretty(sum(fpi_bytes)) AS fpi_bytes
+  FROM by_relation WHERE catalog
+ GROUP BY 2 ORDER BY array_position(ARRAY['off','pglz','lz4','zstd'], wal_compression);
 SELECT substring(relation FROM '^\(database (.*), relfilenode [0-9]+\)$') AS other_database, wal_compression,
        sum(fpi_images) AS fpi_images, pg_size_pretty(sum(fpi_bytes)) AS fpi_bytes
   FROM by_relation WHERE relation LIKE '(database %'
