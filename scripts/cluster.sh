@@ -45,6 +45,9 @@ cluster_stop() {
   fi
 }
 
+# initdb's options for every throwaway cluster (pgrx-tests/t/pg_upgrade.sh makes its two so too).
+CLUSTER_INITDB_OPTIONS=(-U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8)
+
 cluster_start() {
   local name=${1:-cluster}
   shift || true
@@ -52,7 +55,7 @@ cluster_start() {
   CLUSTER_DATA="$CLUSTER_DIR/data"
   trap cluster_stop EXIT
   # Extra initdb options, e.g. --no-data-checksums on 18 (whose initdb turns checksums on).
-  sudo -u postgres "$PG_BINDIR/initdb" -D "$CLUSTER_DATA" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 "$@" >"$CLUSTER_DIR/initdb.log" 2>&1 ||
+  sudo -u postgres "$PG_BINDIR/initdb" -D "$CLUSTER_DATA" "${CLUSTER_INITDB_OPTIONS[@]}" "$@" >"$CLUSTER_DIR/initdb.log" 2>&1 ||
     { cat "$CLUSTER_DIR/initdb.log"; return 1; }
   PGPORT=$(free_port)
   # wal_level=logical lets tests decode WAL through a replication slot (the advisor's spill row).

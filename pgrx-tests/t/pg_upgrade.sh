@@ -37,13 +37,12 @@ old_data=$dir/old new_data=$dir/new
 # Whatever happens, neither server outlives the harness.
 trap 'as_postgres "$NEW_BINDIR/pg_ctl" -D "$new_data" -m immediate stop >/dev/null 2>&1
       as_postgres "$OLD_BINDIR/pg_ctl" -D "$old_data" -m immediate stop >/dev/null 2>&1' EXIT
-initdb_options=(-U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8)
 start() { as_postgres "$1/pg_ctl" -D "$2" -l "$2.log" -w -o "-p $PGPORT -k $dir -c listen_addresses=''" start >/dev/null; }
 stop() { as_postgres "$1/pg_ctl" -D "$2" -m fast -w stop >/dev/null; }
 export PGHOST=$dir PGPORT PGUSER=postgres PGDATABASE=postgres
 PGPORT=$(free_port)
 
-as_postgres "$OLD_BINDIR/initdb" -D "$old_data" "${initdb_options[@]}" >"$dir/initdb-old.log" 2>&1 &&
+as_postgres "$OLD_BINDIR/initdb" -D "$old_data" "${CLUSTER_INITDB_OPTIONS[@]}" >"$dir/initdb-old.log" 2>&1 &&
   start "$OLD_BINDIR" "$old_data" || die "PostgreSQL $old_major did not start: $(cat "$dir/initdb-old.log" "$old_data.log" 2>/dev/null)"
 
 # 1500 rows of about 3 KB, compressed inline, and every 50th a value of about 200 KB that TOAST
@@ -73,7 +72,7 @@ check "PostgreSQL $old_major: 1500 values stored in pglz ($before_methods, $befo
 stop "$OLD_BINDIR" "$old_data" || die "PostgreSQL $old_major did not stop"
 
 # The new cluster as the old one was made (18's and 19's initdb both turn data checksums on).
-as_postgres "$NEW_BINDIR/initdb" -D "$new_data" "${initdb_options[@]}" >"$dir/initdb-new.log" 2>&1 ||
+as_postgres "$NEW_BINDIR/initdb" -D "$new_data" "${CLUSTER_INITDB_OPTIONS[@]}" >"$dir/initdb-new.log" 2>&1 ||
   die "initdb of $NEW_BINDIR: $(cat "$dir/initdb-new.log")"
 check_log "$dir/pg_upgrade.log" "pg_upgrade $old_major -> $PG_MAJOR" \
   as_postgres "$NEW_BINDIR/pg_upgrade" -b "$OLD_BINDIR" -B "$NEW_BINDIR" -d "$old_data" -D "$new_data" \
