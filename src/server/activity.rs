@@ -38,12 +38,11 @@ pub fn wal_written() -> WalStatistics {
         period("stats_reset")
     );
     let row = spi::select_floats(&query, 4).unwrap_or_else(|e| spi_failed(e));
-    let value = |i: usize| row[i];
-    let seconds = value(3).unwrap_or(0.0);
+    let seconds = row[3].unwrap_or(0.0);
     WalStatistics {
-        written: Rate { amount: value(0).unwrap_or(0.0), seconds },
-        images: Rate { amount: value(1).unwrap_or(0.0), seconds },
-        image_bytes: value(2),
+        written: Rate { amount: row[0].unwrap_or(0.0), seconds },
+        images: Rate { amount: row[1].unwrap_or(0.0), seconds },
+        image_bytes: row[2],
     }
 }
 
