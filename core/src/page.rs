@@ -27,6 +27,12 @@ pub fn hole(page: &[u8]) -> (usize, usize) {
     }
 }
 
+/// A page's LSN (`pd_lsn`: the high 32 bits, then the low, each in the machine's order).
+pub fn page_lsn(page: &[u8]) -> u64 {
+    let half = |at: usize| u64::from(u32::from_ne_bytes([page[at], page[at + 1], page[at + 2], page[at + 3]]));
+    (half(0) << 32) | half(4)
+}
+
 /// How a page image is presented to a codec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hole {

@@ -45,7 +45,11 @@ SELECT (SELECT count(*) FROM hostile.U&"t\000AALTER ROLE hostile_owner SUPERUSER
 SELECT count(*) AS columns, bool_and(a.attcompression = 'l') AS all_set_to_lz4
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname IN ('hostile', E's\n--') AND a.attnum > 1 AND c.relkind = 'r';
--- recompress's NOTICEs name the tables and columns as apply_sql does: each on one line
+-- recompress's NOTICEs name the tables and columns as apply_sql does: each on one line. The
+-- dry run's WAL counts an image of each page changed first since the last checkpoint: frozen
+-- (no hint bit left to set) and checkpointed, every page is, whatever the server did meanwhile.
+VACUUM (FREEZE) hostile.U&"t\000AALTER ROLE hostile_owner SUPERUSER; --", hostile.U&"u\000A\\! id > pwned\000A";
+CHECKPOINT;
 SET client_min_messages = notice;
 CALL compresslab.recompress(E'hostile."t\nALTER ROLE hostile_owner SUPERUSER; --"', 'body', 'pglz', dry_run => true);
 CALL compresslab.recompress(E'hostile."u\n\\! id > pwned\n"', E'c\r\n\\! id > pwned_too\n', 'pglz', dry_run => true);

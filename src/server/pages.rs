@@ -33,7 +33,7 @@ impl Drop for BulkRead {
 struct SharedBuffer(pg_sys::Buffer);
 
 impl SharedBuffer {
-    fn read(rel: &PgRelation, blkno: u32, strategy: &BulkRead) -> SharedBuffer {
+    fn read(rel: &PgRelation, blkno: u32, strategy: pg_sys::BufferAccessStrategy) -> SharedBuffer {
         // SAFETY: the relation is open and locked by the caller; blkno is below its size.
         let buffer = unsafe {
             pg_sys::ReadBufferExtended(
@@ -41,7 +41,7 @@ impl SharedBuffer {
                 pg_sys::ForkNumber::MAIN_FORKNUM,
                 blkno,
                 pg_sys::ReadBufferMode::RBM_NORMAL,
-                strategy.0,
+                strategy,
             )
         };
         let guard = SharedBuffer(buffer);
@@ -72,9 +72,14 @@ pub fn read_pages(rel: &PgRelation, blocks: &[u32], hole: Hole) -> Vec<Vec<u8>> 
         .iter()
         .map(|&blkno| {
             check_for_interrupts!();
-            hole.apply(SharedBuffer::read(rel, blkno, &strategy).page())
+            hole.apply(SharedBuffer::read(rel, blkno, strategy.0).page())
         })
         .collect()
+}
+
+/// `f` on block `blkno` of the main fork (below the relation's size), under its share lock.
+pub fn with_page<T>(rel: &PgRelation, blkno: u32, f: impl FnOnce(&[u8]) -> T) -> T {
+    f(SharedBuffer::read(rel, blkno, std::ptr::null_mut()).page())
 }
 
 /// The number of blocks of the main fork; an ERROR for relations without storage.

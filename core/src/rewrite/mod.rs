@@ -7,6 +7,7 @@
 //! [`lock_timeout_ms`], [`check_replay_lag`]).
 
 pub mod run;
+pub mod wal;
 
 use crate::pg_compression::ToastCompression;
 use crate::CodecError;

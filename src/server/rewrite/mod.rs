@@ -7,6 +7,7 @@
 //! transaction, as the table's owner (`crate::server::owner`). Row locks only. A dry run picks
 //! alike and counts.
 
+mod images;
 mod pick;
 mod plan;
 mod step;
@@ -21,6 +22,7 @@ use compresslab_core::scenarios::toast::TOAST_TUPLE_THRESHOLD;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
+use images::DryRunWal;
 pub use plan::Call;
 pub use step::step;
 use values::Values;
@@ -42,6 +44,8 @@ struct BatchSpec<'a> {
     pub batch_rows: u32,
     pub batch_bytes: i64,
     pub dry_run: bool,
+    /// The first transaction ID of the run: row versions it wrote, left alone, are not rows read.
+    pub run_xid: Option<u32>,
 }
 
 /// What a batch did. `bytes_after` is what the rewritten values store (a dry run: what TOAST's
@@ -57,9 +61,6 @@ struct BatchDone {
     pub bytes_before: i64,
     pub bytes_after: i64,
     pub wal_written: i64,
-    /// A dry run: the WAL the rewrite would write (each new row version in full, its new value
-    /// compressed, and a row's records).
-    pub wal_estimate: i64,
 }
 
 /// How many times a batch runs when rows it waited for moved to another partition each time.
@@ -68,8 +69,9 @@ const MOVED_ROW_TRIES: u32 = 5;
 /// What a pointer to the TOAST table takes in its row.
 const TOAST_POINTER_BYTES: usize = 18;
 
-/// One batch (see the module), after the caller's privileges are checked again.
-fn run_batch(spec: &BatchSpec) -> BatchDone {
+/// One batch (see the module), after the caller's privileges are checked again; a dry run
+/// counts the WAL it would write into `wal`.
+fn run_batch(spec: &BatchSpec, wal: Option<&mut DryRunWal>) -> BatchDone {
     let wal_before = wal_written();
     let lock = if spec.dry_run { pg_sys::AccessShareLock } else { pg_sys::RowExclusiveLock };
     // SAFETY: the caller checked the OID names a table; the lock is held to the transaction's end.
@@ -87,7 +89,7 @@ fn run_batch(spec: &BatchSpec) -> BatchDone {
     }
     let end = rewrite::scan_end(spec.first_block, total, rows_per_block(&rel), spec.batch_rows);
     let mut values = (!spec.dry_run).then(|| Values::for_column(column_type(&rel, attnum)));
-    let (picked, next_block) = pick::pick(&rel, spec, i32::from(attnum), end, &mut done, values.as_mut());
+    let (picked, next_block) = pick::pick(&rel, spec, i32::from(attnum), end, &mut done, values.as_mut(), wal);
     let mut values = values.unwrap_or(Values::Copies(Vec::new()));
     done.next_block = next_block;
     if spec.dry_run || picked.is_empty() {

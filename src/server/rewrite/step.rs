@@ -17,8 +17,9 @@ use compresslab_core::rewrite::{self, Triggers};
 use pgrx::datum::DatumWithOid;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
-use pgrx::{IntoDatum, PgSqlErrorCode};
+use pgrx::{IntoDatum, PgRelation, PgSqlErrorCode};
 
+use super::images::DryRunWal;
 use super::plan::{prepare, Call, Plan};
 use super::{next_xid, run_batch, wal_usage, BatchDone, BatchSpec};
 use crate::errors::report;
@@ -43,6 +44,9 @@ struct Running {
     /// Rows read by first passes of the first round: each row of the tables once (later passes
     /// and rounds read rows again).
     read_once: i64,
+    /// The next transaction ID when the run began: row versions from it on are the run's own
+    /// (or written meanwhile), not rows read.
+    run_xid: u32,
     /// This backend's WAL bytes and records when the run began.
     wal_began: (i64, i64),
     /// When the run began; when the last step ended (a table's `run_seconds` counts from
@@ -134,6 +138,7 @@ fn begin(call: &Call) -> Option<i64> {
         triggers: call.triggers,
         max_replay_lag: call.max_replay_lag,
         read_once: 0,
+        run_xid: next_xid(false).unwrap_or_default() as u32,
         wal_began: wal_usage(),
         began: now,
         mark: now,
@@ -144,22 +149,31 @@ fn begin(call: &Call) -> Option<i64> {
 }
 
 /// A dry run: every table's batches read and counted, and what the rewrite would store, write
-/// and take said.
+/// ([`DryRunWal`]) and take said.
 fn dry_run(call: &Call, plan: &Plan) {
     let mut c = Counts::default();
+    let mut wal = DryRunWal::new();
     for &leaf in &plan.leaves {
-        for_each_batch(leaf, call.column, plan, call.batch_rows as u32, |done| c += counts(done, true));
+        let mut table = Counts::default();
+        for_each_batch(leaf, call.column, plan, call.batch_rows as u32, Some(&mut wal), |done| table += counts(done));
+        // SAFETY: the batches locked the table; AccessShareLock is held to the end.
+        let rel = unsafe { PgRelation::with_lock(leaf, pg_sys::AccessShareLock as _) };
+        wal.indexes(&rel, table.rewritten, table.read);
+        c += table;
     }
-    let estimate = rewrite::estimate(0.0, c.wal_bytes as f64, plan.wal_rate);
+    let interval = wal.count.interval();
+    let estimate = rewrite::estimate(0.0, interval.about, plan.wal_rate);
     notice!(
-        "compresslab.recompress dry run of {}: {} values read, {} to rewrite, storing {} now and {} with {} (TOAST's own compression of each); about {} of WAL (each new row version in full), about {} s {}",
+        "compresslab.recompress dry run of {}: {} values read, {} to rewrite, storing {} now and {} with {} (TOAST's own compression of each); {}: the new values and each row's records, and {} full-page images of the {} heap and TOAST pages it changes first since the last checkpoint began (the high end: one more image of each, if a checkpoint begins before or during the rewrite); about {} s {}",
         plan.target,
         c.read,
         c.rewritten,
         size_pretty(c.bytes_before),
         size_pretty(c.bytes_after),
         plan.method.name(),
-        size_pretty(estimate.wal_bytes.round() as i64),
+        interval.words(),
+        wal.count.pages_due,
+        wal.count.pages_reached,
         estimate.seconds.ceil(),
         match &call.max_wal_rate {
             None => "at full speed".to_string(),
@@ -168,11 +182,22 @@ fn dry_run(call: &Call, plan: &Plan) {
     );
 }
 
-/// `each` on every dry-run batch of the table `leaf`, from its first block to its end.
-fn for_each_batch(leaf: pg_sys::Oid, column: &str, plan: &Plan, batch_rows: u32, mut each: impl FnMut(&BatchDone)) {
+/// `each` on every dry-run batch of the table `leaf`, from its first block to its end, the WAL
+/// it would write counted into `wal`.
+fn for_each_batch(
+    leaf: pg_sys::Oid,
+    column: &str,
+    plan: &Plan,
+    batch_rows: u32,
+    mut wal: Option<&mut DryRunWal>,
+    mut each: impl FnMut(&BatchDone),
+) {
     let mut first_block = 0;
     loop {
-        let done = run_batch(&spec(leaf, column, plan.method, first_block, batch_rows, plan.batch_bytes, true));
+        let done = run_batch(
+            &spec(leaf, column, plan.method, first_block, batch_rows, plan.batch_bytes, true, None),
+            wal.as_deref_mut(),
+        );
         each(&done);
         first_block = done.next_block;
         if first_block >= done.total_blocks {
@@ -189,19 +214,20 @@ fn spec(
     batch_rows: u32,
     batch_bytes: i64,
     dry_run: bool,
+    run_xid: Option<u32>,
 ) -> BatchSpec<'_> {
-    BatchSpec { relid, column, method, first_block, batch_rows, batch_bytes, dry_run }
+    BatchSpec { relid, column, method, first_block, batch_rows, batch_bytes, dry_run, run_xid }
 }
 
-/// A batch's counts as the run adds them up: a dry run's WAL is its estimate.
-fn counts(done: &BatchDone, dry_run: bool) -> Counts {
+/// A batch's counts as the run adds them up.
+fn counts(done: &BatchDone) -> Counts {
     Counts {
         read: done.examined,
         rewritten: done.rewritten,
         skipped: done.skipped,
         bytes_before: done.bytes_before,
         bytes_after: done.bytes_after,
-        wal_bytes: if dry_run { done.wal_estimate } else { done.wal_written },
+        wal_bytes: done.wal_written,
     }
 }
 
@@ -323,16 +349,20 @@ fn batch(running: &mut Running, leaf: usize, watch: PassWatch) {
         )
     };
     let plan = &running.plan;
-    let done = run_batch(&spec(
-        relid,
-        &running.column,
-        plan.method,
-        saved.next_block as u64,
-        running.batch_rows,
-        plan.batch_bytes,
-        false,
-    ));
-    let c = counts(&done, false);
+    let done = run_batch(
+        &spec(
+            relid,
+            &running.column,
+            plan.method,
+            saved.next_block as u64,
+            running.batch_rows,
+            plan.batch_bytes,
+            false,
+            Some(running.run_xid),
+        ),
+        None,
+    );
+    let c = counts(&done);
     if saved.pass == 1 && running.run.round == 1 {
         running.read_once += c.read;
     }
@@ -407,7 +437,7 @@ fn count_hidden(running: &Running, leaf: usize) {
         return;
     }
     let mut hidden = 0;
-    for_each_batch(relid, &running.column, &running.plan, running.batch_rows, |done| hidden += done.rewritten);
+    for_each_batch(relid, &running.column, &running.plan, running.batch_rows, None, |done| hidden += done.rewritten);
     write(
         "UPDATE compresslab.recompress_state s SET rows_hidden = $3 \
           WHERE s.relid OPERATOR(pg_catalog.=) $1 AND s.column_name OPERATOR(pg_catalog.=) $2::pg_catalog.name",
