@@ -33,6 +33,15 @@ pub fn page_lsn(page: &[u8]) -> u64 {
     (half(0) << 32) | half(4)
 }
 
+/// The line pointers of a standard page in use for a tuple (`LP_NORMAL`).
+pub fn normal_items(page: &[u8]) -> usize {
+    let lower = (u16::from_le_bytes([page[12], page[13]]) as usize).clamp(PAGE_HEADER_SIZE, page.len());
+    page[PAGE_HEADER_SIZE..lower]
+        .chunks_exact(4)
+        .filter(|item| (u32::from_ne_bytes([item[0], item[1], item[2], item[3]]) >> 15) & 3 == 1)
+        .count()
+}
+
 /// How a page image is presented to a codec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hole {
@@ -112,6 +121,23 @@ mod tests {
         assert_eq!(hole(&[0u8; BLCKSZ]), (0, 0));
         assert_eq!(Hole::parse(" Zero-Filled").unwrap(), Hole::ZeroFilled);
         assert!(matches!(Hole::parse("kept"), Err(CodecError::InvalidParameter(_))));
+    }
+
+    #[test]
+    fn a_pages_lsn_and_its_tuples_in_use() {
+        let mut page = vec![0u8; BLCKSZ];
+        page[0..4].copy_from_slice(&2u32.to_ne_bytes());
+        page[4..8].copy_from_slice(&0x1A2D_1AD8u32.to_ne_bytes());
+        assert_eq!(page_lsn(&page), 0x2_1A2D_1AD8);
+        // four line pointers: normal (offset 8000, length 100), unused, dead, normal
+        let item = |off: u32, flags: u32, len: u32| (off | flags << 15 | len << 17).to_ne_bytes();
+        for (i, (off, flags, len)) in [(8000, 1, 100), (0, 0, 0), (0, 3, 0), (7900, 1, 100)].into_iter().enumerate() {
+            page[24 + 4 * i..28 + 4 * i].copy_from_slice(&item(off, flags, len));
+        }
+        page[12..14].copy_from_slice(&40u16.to_le_bytes());
+        assert_eq!(normal_items(&page), 2);
+        page[12..14].copy_from_slice(&0u16.to_le_bytes());
+        assert_eq!(normal_items(&page), 0, "pd_lower inside the header: none");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use crate::rewrite::wal::{sampled_interval, WalCount, WalInterval};
 use crate::rng::SeededRng;
 
 /// Blocks read before the sample may stop for being precise enough.
@@ -180,6 +181,8 @@ pub struct BlockTotals {
     /// The values a rewrite to each method would change (`recompress`'s choice: compressed
     /// with another method, or stored raw where the method would compress it).
     pub rewrites: Vec<u64>,
+    /// The WAL a rewrite to each method would write for the block's rows.
+    pub wal: Vec<WalCount>,
 }
 
 impl BlockTotals {
@@ -255,6 +258,14 @@ impl ColumnBlocks {
     /// The values a rewrite to the `i`th method would change.
     pub fn rewrites(&self, i: usize) -> Estimate {
         self.estimate(|b| b.rewrites.get(i).copied().unwrap_or(0))
+    }
+
+    /// The WAL a rewrite to the `i`th method would write, with the images of the index pages
+    /// its new entries may go to (the high end only); None with one block of several read.
+    pub fn rewrite_wal(&self, i: usize, index_images: f64) -> Option<WalInterval> {
+        let part = |f: fn(&WalCount) -> f64| self.estimate(|b| b.wal.get(i).map_or(0, |w| f(w).round() as u64));
+        let (records, due, reached) = (part(|w| w.records), part(|w| w.images_due), part(|w| w.images_reached));
+        sampled_interval(&records, &due, &reached, index_images)
     }
 
     /// The figures the sample grows for: the bytes now and under each method.

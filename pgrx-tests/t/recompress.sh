@@ -21,8 +21,9 @@
 #   wal_estimate  the dry run's WAL against the LSN distance of the CALL that follows, on the
 #               copyright files of /usr/share/doc (pglz, to lz4): after a CHECKPOINT (full-page
 #               images of the heap and old TOAST pages: the figure within 10%, the distance in
-#               the interval), with none since the last rewrite (no image due: in the interval),
-#               and with a CHECKPOINT between the dry run and the CALL (within the high end);
+#               the interval; advise()'s CALL too), with none since the last rewrite (no image
+#               due: in the interval), and with a CHECKPOINT between the dry run and the CALL
+#               (within the high end);
 #   quiet       with no other session writing, one pass: no transaction but the batches took a
 #               transaction ID during it (tried up to 3 times: autovacuum's ANALYZE takes one);
 #               with the writer of `concurrent` running throughout, a second pass.
@@ -309,17 +310,21 @@ SQL
     exit !(s >= 20 && rate <= target * 1.01 && rate >= target * 0.9) }'
 }
 
-# The dry run of recompress(TABLE, 'body', METHOD): "LOW HIGH ABOUT" in bytes from its words
-# ("about N MB of WAL (95% interval A MB..B MB)").
-dry_run_wal() {
-  q -c "SET client_min_messages = notice" -c "CALL compresslab.recompress('$1', 'body', '$2', dry_run => true)" 2>&1 |
-    python3 -c '
+# "LOW HIGH ABOUT" in bytes from words on standard input ("about N MB of WAL (95% interval
+# A MB..B MB)").
+wal_words() {
+  python3 -c '
 import re, sys
 units = {"bytes": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3}
 size = r"([0-9.]+) (bytes|kB|MB|GB)"
 m = re.search("about " + size + r" of WAL \(95% interval " + size + r"\.\." + size + r"\)", sys.stdin.read())
 b = lambda i: float(m.group(i)) * units[m.group(i + 1)]
-print(b(3), b(5), b(1)) if m else sys.exit("no WAL figure in the dry run")'
+print(b(3), b(5), b(1)) if m else sys.exit("no WAL figure")'
+}
+
+# The WAL figure of the dry run of recompress(TABLE, 'body', METHOD).
+dry_run_wal() {
+  q -c "SET client_min_messages = notice" -c "CALL compresslab.recompress('$1', 'body', '$2', dry_run => true)" 2>&1 | wal_words
 }
 
 # The CALL's WAL as the LSN counts it.
@@ -335,12 +340,16 @@ call_wal() {
 # half a MB of slack), and, with SHARE, ABOUT within SHARE of BYTES.
 within() {
   awk -v r="$2" -v d="$3" -v s="${4:-}" -v l="$1" 'BEGIN { split(r, f, " "); slack = 0.5 * 1048576
-    printf "  %s: %d bytes of WAL; the dry run said about %d (%d..%d)\n", l, d, f[3], f[1], f[2]
+    printf "  %s: %d bytes of WAL; said: about %d (%d..%d)\n", l, d, f[3], f[1], f[2]
     exit !(d >= f[1] - slack && d <= f[2] + slack && (s == "" || (f[3] - d) / d <= s && (d - f[3]) / d <= s)) }'
 }
 
 case_wal_estimate() {
+  # a database of its own: advise() reads this table alone
+  local -x PGDATABASE=e2e_wal_estimate
+  q -d postgres -c "DROP DATABASE IF EXISTS $PGDATABASE" -c "CREATE DATABASE $PGDATABASE" || return 1
   q <<'SQL' >/dev/null || return 1
+CREATE EXTENSION compresslab;
 CREATE TABLE docs (id serial PRIMARY KEY, name text, body text COMPRESSION pglz) WITH (autovacuum_enabled = off);
 INSERT INTO docs (name, body)
   SELECT d, convert_from(pg_read_binary_file('/usr/share/doc/' || d || '/copyright', 0, 1000000, true), 'SQL_ASCII')
@@ -348,11 +357,15 @@ INSERT INTO docs (name, body)
 DELETE FROM docs WHERE body IS NULL;
 VACUUM ANALYZE docs;
 SQL
-  local rows range bytes
+  local rows advice range bytes
   rows=$(q -c "SELECT count(*) || ' rows, ' || pg_size_pretty(sum(pg_column_size(body))) FROM docs")
   echo "  docs: $rows stored"
   q -c CHECKPOINT || return 1
-  range=$(dry_run_wal docs lz4) && bytes=$(call_wal docs lz4) && within "after a CHECKPOINT" "$range" "$bytes" 0.1 || return 1
+  # advise()'s CALL (lz4: pglz stores under 10% fewer bytes of these texts) and the dry run
+  advice=$(q -c "SELECT note FROM compresslab.advise('10 s') WHERE target = 'public.docs.body' AND recommended = 'lz4'" |
+    wal_words) || { echo "  advise() gave no lz4 CALL with a WAL figure for docs.body"; return 1; }
+  range=$(dry_run_wal docs lz4) && bytes=$(call_wal docs lz4) &&
+    within "after a CHECKPOINT (the dry run)" "$range" "$bytes" 0.1 && within "(advise)" "$advice" "$bytes" 0.1 || return 1
   range=$(dry_run_wal docs pglz) && bytes=$(call_wal docs pglz) && within "no checkpoint since" "$range" "$bytes" || return 1
   range=$(dry_run_wal docs lz4) && q -c CHECKPOINT && bytes=$(call_wal docs lz4) &&
     within "a CHECKPOINT between" "$range" "$bytes"

@@ -88,7 +88,7 @@ fn estimate_toast_compression(
     let deadline = Instant::now() + NO_DEADLINE;
     let mut read = |first: u64, last: u64| {
         let mut totals = BlockTotals::default();
-        sampler.read_range(first, last, usize::MAX, deadline, |value, row| {
+        sampler.read_range(first, last, usize::MAX, deadline, |value, row, _| {
             let stored = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
             let sizes: Vec<i64> = stored.iter().map(|s| s.size as i64).collect();
             let compressed: Vec<bool> = stored.iter().map(|s| s.compressed).collect();

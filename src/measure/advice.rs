@@ -23,6 +23,7 @@ use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
 use pgrx::{PgRelation, PgSqlErrorCode};
 
+use super::sample_wal::SampleWal;
 use super::{add_relation, build_codec, finish_whatif, replay_range};
 use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
@@ -344,6 +345,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
         ToastCompression::ALL.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();
     let mut blocks = ColumnBlocks { nblocks: sampler.nblocks(), blocks: Vec::new() };
+    let mut wal = SampleWal::new(&sampler.leaf_oids());
     let (mut timing, mut timing_bytes) = (Vec::new(), 0usize);
     let mut methods_now: Vec<(String, u64)> = Vec::new();
     let (mut partial, mut out_of_time) = (None, false);
@@ -357,12 +359,10 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
         let value_cap = sample_byte_cap(left.as_secs_f64());
         let mut totals = BlockTotals::default();
         let mut block_methods: Vec<Option<ToastCompression>> = Vec::new();
-        let end = sampler.read_block(block, value_cap, deadline, |value, row| {
-            let payload = Payload::new(column.target.clone(), vec![value]);
-            let stored =
-                toast::stored_per_row(&payload, std::slice::from_ref(&row), &mut codecs, &mut check_interrupts)
-                    .or_raise();
-            let value = payload.pieces.into_iter().next().unwrap_or_default();
+        let mut block_wal = wal.block(codecs.len());
+        let end = sampler.read_block(block, value_cap, deadline, |value, row, pointer| {
+            let anew = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
+            let stored: Vec<i64> = anew.iter().map(|s| s.size as i64).collect();
             let now = row.attributes.get(row.column);
             totals.add(value.len(), now.map_or(0, |a| a.size), &stored);
             // what a rewrite to each method changes: another method's value, or a raw one the
@@ -376,6 +376,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
                 })
                 .collect();
             totals.add_rewrites(&rewritten);
+            wal.row(&mut block_wal, &row, &anew, &rewritten, pointer);
             block_methods.push(now.and_then(|a| a.method));
             if timing_bytes + value.len() <= TIMING_BYTES {
                 timing_bytes += value.len();
@@ -400,6 +401,8 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
                 None => methods_now.push((name, 1)),
             }
         }
+        let (leaf, blkno) = sampler.locate(block);
+        totals.wal = wal.finish(block_wal, leaf, blkno);
         blocks.blocks.push(totals);
         if blocks.precise_enough() {
             break;
@@ -451,6 +454,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
         read,
         partitions: &column.partitions,
         partial: partial.as_deref(),
+        index_bytes: wal.index_bytes,
     });
     ColumnOutcome::Row { row: Box::new(row), partial: partial.is_some() }
 }

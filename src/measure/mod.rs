@@ -24,6 +24,7 @@ use crate::server::wal::{self, WalReader, WalSource};
 use crate::server::{check_interrupts, codecs, PgHooks};
 
 pub mod advice;
+mod sample_wal;
 
 /// Progress NOTICEs this often (bytes of WAL read).
 const PROGRESS_EVERY: u64 = 256 << 20;

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod codecs;
 pub mod files;
 pub mod heap;
+pub mod images;
 pub mod owner;
 pub mod pages;
 pub mod rewrite;

@@ -2,8 +2,8 @@
 //! the arithmetic, apart from the server. Which stored values a new write would change
 //! ([`decide`]), how many blocks a batch reads ([`scan_end`]) and how many bytes it holds
 //! ([`batch_bytes`]), the pause that keeps the WAL under `max_wal_rate` ([`pause_seconds`]),
-//! the digest each value is checked with ([`Digest`]), the cost said before a run
-//! ([`estimate`]), and the arguments checked before any change ([`Triggers`],
+//! the digest each value is checked with ([`Digest`]), the WAL and time said before a run
+//! ([`wal`], [`seconds`]), and the arguments checked before any change ([`Triggers`],
 //! [`lock_timeout_ms`], [`check_replay_lag`]).
 
 pub mod run;
@@ -158,28 +158,14 @@ impl Digest {
     }
 }
 
-/// WAL a rewrite writes per row beyond the new value: the heap record of the new row version
-/// and of the old one's end, the TOAST chunks' records and the deletion of the old chunks.
-/// An estimate: each row's other columns are written again too, which `dry_run` counts from
-/// the rows as stored.
-pub const WAL_BYTES_PER_ROW: f64 = 200.0;
 /// The WAL a full-speed rewrite writes a second: `scripts/bench/recompress_speed.sh 20000` wrote
 /// 9,416,752 bytes in 0.25 s (38 MB/s) on a shared 2-core machine (median of three), taken lower.
 pub const WAL_BYTES_PER_SECOND: f64 = 35e6;
 
-/// What a rewrite of `rows` values, `bytes_after` bytes once recompressed, costs: the WAL it
-/// writes (the new values plus a row's records each) and the time it takes at `max_wal_rate`
-/// (bytes a second), or at full speed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
-    pub wal_bytes: f64,
-    pub seconds: f64,
-}
-
-pub fn estimate(rows: f64, bytes_after: f64, max_wal_rate: Option<f64>) -> Estimate {
-    let wal_bytes = bytes_after.max(0.0) + rows.max(0.0) * WAL_BYTES_PER_ROW;
-    let rate = max_wal_rate.map_or(WAL_BYTES_PER_SECOND, |r| r.min(WAL_BYTES_PER_SECOND));
-    Estimate { wal_bytes, seconds: wal_bytes / rate }
+/// How long a rewrite writing `wal_bytes` takes at `max_wal_rate` (bytes a second), or at full
+/// speed: never faster than full speed.
+pub fn seconds(wal_bytes: f64, max_wal_rate: Option<f64>) -> f64 {
+    wal_bytes.max(0.0) / max_wal_rate.map_or(WAL_BYTES_PER_SECOND, |r| r.min(WAL_BYTES_PER_SECOND))
 }
 
 /// `lock_timeout` (seconds) as the milliseconds the setting takes: from 0 (wait forever) to

@@ -93,13 +93,10 @@ fn a_flipped_bit_anywhere_in_a_value_changes_both_halves_of_its_digest() {
 }
 
 #[test]
-fn the_estimate_counts_the_new_values_and_the_rows() {
-    let e = estimate(1000.0, 5e6, None);
-    assert_eq!(e.wal_bytes, 5e6 + 1000.0 * WAL_BYTES_PER_ROW);
-    assert!((e.seconds - e.wal_bytes / WAL_BYTES_PER_SECOND).abs() < 1e-12);
-    let slow = estimate(1000.0, 5e6, Some(1e6));
-    assert!((slow.seconds - slow.wal_bytes / 1e6).abs() < 1e-12);
-    assert_eq!(estimate(1000.0, 5e6, Some(1e12)).seconds, e.seconds, "never faster than full speed");
+fn the_time_is_the_wal_at_the_rate_never_faster_than_full_speed() {
+    assert!((seconds(35e6, None) - 1.0).abs() < 1e-12);
+    assert!((seconds(5e6, Some(1e6)) - 5.0).abs() < 1e-12);
+    assert_eq!(seconds(5e6, Some(1e12)), seconds(5e6, None), "never faster than full speed");
 }
 
 #[test]

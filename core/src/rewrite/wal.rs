@@ -15,6 +15,9 @@
 //! reached (and of the index pages the rows' new entries may go to). Its low end takes the
 //! records [`RECORD_MARGIN`] shorter and only the images due now.
 
+use crate::sampling::Estimate;
+use crate::scenarios::toast::{SampledRow, Stored, TOAST_POINTER_SIZE};
+
 /// The most bytes of a value one TOAST chunk holds (8 KB pages).
 pub const TOAST_MAX_CHUNK_SIZE: usize = 1996;
 
@@ -72,6 +75,23 @@ pub fn row_records(row: &RowRewrite) -> usize {
     bytes
 }
 
+/// The rewrite of a sampled row (its other attributes as stored: a TOAST pointer for one out
+/// of line) to the value `stored` (as a new write would store it), the old value being
+/// `old_external` bytes out of line (None: in the row); the table has `indexes` indexes.
+pub fn sampled_row(row: &SampledRow, stored: &Stored, old_external: Option<usize>, indexes: usize) -> RowRewrite {
+    let others: usize = (row.attributes.iter().enumerate())
+        .filter(|(i, _)| *i != row.column)
+        .map(|(_, a)| if a.external { TOAST_POINTER_SIZE } else { a.size })
+        .sum();
+    let in_row = if stored.external { TOAST_POINTER_SIZE } else { stored.size };
+    RowRewrite {
+        new_row_len: row.header + row.fixed + others + in_row,
+        new_external: stored.external.then_some(stored.size),
+        old_chunks: old_external.map_or(0, chunks),
+        indexes,
+    }
+}
+
 /// A rewrite's WAL as counted: records, images due now (pages not changed since the last
 /// checkpoint began), images of every page reached, and the images of index pages the new
 /// entries may go to (the high end only).
@@ -101,33 +121,52 @@ impl WalCount {
     /// A page the rewrite changes, its image `image_bytes` as stored, `due` when its LSN is not
     /// past the redo pointer.
     pub fn add_page(&mut self, image_bytes: usize, due: bool) {
+        self.add_shared_page(image_bytes, due, 1.0);
+    }
+
+    /// A page whose image a sample counts in part: `share` of it is this sample's (the page's
+    /// chunks that are its values'), the high end counting it whole.
+    pub fn add_shared_page(&mut self, image_bytes: usize, due: bool, share: f64) {
         self.pages_reached += 1;
         self.images_reached += image_bytes as f64;
         if due {
             self.pages_due += 1;
-            self.images_due += image_bytes as f64;
-        }
-    }
-
-    /// Scaled by `k` (a sample's figures to the table's).
-    pub fn scaled(&self, k: f64) -> WalCount {
-        WalCount {
-            records: self.records * k,
-            images_due: self.images_due * k,
-            images_reached: self.images_reached * k,
-            index_images: self.index_images * k,
-            pages_due: (self.pages_due as f64 * k).round() as u64,
-            pages_reached: (self.pages_reached as f64 * k).round() as u64,
+            self.images_due += image_bytes as f64 * share.clamp(0.0, 1.0);
         }
     }
 
     pub fn interval(&self) -> WalInterval {
-        let lsn = |bytes: f64| bytes * WAL_PAGE / (WAL_PAGE - WAL_PAGE_HEADER);
-        WalInterval {
-            low: lsn(self.records * (1.0 - RECORD_MARGIN) + self.images_due),
-            about: lsn(self.records + self.images_due),
-            high: lsn(self.records * (1.0 + RECORD_MARGIN) + self.images_due + self.images_reached + self.index_images),
-        }
+        let (records, due) = (self.records, self.images_due);
+        combine((records, records, records), (due, due, due), self.images_reached + self.index_images)
+    }
+}
+
+/// The interval of a rewrite's WAL from its parts, each a total with its 95% interval (from a
+/// sample of blocks): the records, the images due now, the images of every page reached, and
+/// the index pages' images (the high end only). None without an interval (one block of a
+/// larger table read).
+pub fn sampled_interval(
+    records: &Estimate,
+    due: &Estimate,
+    reached: &Estimate,
+    index_images: f64,
+) -> Option<WalInterval> {
+    Some(combine(
+        (records.low?, records.total, records.high?),
+        (due.low?, due.total, due.high?),
+        reached.high? + index_images,
+    ))
+}
+
+/// Records and images due (each low, about, high) and the images the high end adds, in bytes
+/// as the LSN counts them (each WAL page's header added), the records [`RECORD_MARGIN`] either
+/// side too.
+fn combine(records: (f64, f64, f64), due: (f64, f64, f64), more_images: f64) -> WalInterval {
+    let lsn = |bytes: f64| bytes * WAL_PAGE / (WAL_PAGE - WAL_PAGE_HEADER);
+    WalInterval {
+        low: lsn(records.0 * (1.0 - RECORD_MARGIN) + due.0),
+        about: lsn(records.1 + due.1),
+        high: lsn(records.2 * (1.0 + RECORD_MARGIN) + due.2 + more_images),
     }
 }
 
@@ -173,12 +212,42 @@ mod tests {
     }
 
     #[test]
+    fn a_sampled_row_keeps_its_other_columns_as_stored() {
+        use crate::scenarios::toast::{Storage, StoredAttribute};
+        let attribute = |size: usize, external: bool| StoredAttribute {
+            storage: Storage::Extended,
+            raw: size,
+            size,
+            method: None,
+            external,
+        };
+        let row = SampledRow {
+            header: 24,
+            fixed: 8,
+            target: 2032,
+            attributes: vec![attribute(9000, true), attribute(40, false), attribute(3000, true)],
+            column: 2,
+        };
+        let external = Stored { size: 2500, compressed: true, external: true };
+        let r = sampled_row(&row, &external, Some(3000), 2);
+        assert_eq!(
+            r,
+            RowRewrite { new_row_len: 24 + 8 + 18 + 40 + 18, new_external: Some(2500), old_chunks: 2, indexes: 2 }
+        );
+        let in_row = Stored { size: 900, compressed: true, external: false };
+        assert_eq!(sampled_row(&row, &in_row, None, 0).new_row_len, 24 + 8 + 18 + 40 + 900);
+    }
+
+    #[test]
     fn images_due_are_in_the_estimate_and_every_page_reached_in_the_high_end() {
         let mut count = WalCount::default();
         count.add_row(&row(33, None, 0, 1));
         count.add_page(8000, true);
         count.add_page(3000, false);
         count.index_images = 8192.0;
+        let mut shared = WalCount::default();
+        shared.add_shared_page(8000, true, 0.25);
+        assert_eq!((shared.images_due, shared.images_reached), (2000.0, 8000.0));
         let lsn = |b: f64| b * 8192.0 / 8168.0;
         let i = count.interval();
         assert_eq!((count.pages_due, count.pages_reached), (1, 2));
@@ -186,16 +255,32 @@ mod tests {
         assert!((i.low - lsn(190.0 + 8000.0)).abs() < 1e-9);
         assert!((i.high - lsn(210.0 + 8000.0 + 11_000.0 + 8192.0)).abs() < 1e-9);
         assert!(i.low < i.about && i.about < i.high);
-        let doubled = count.scaled(2.0);
-        assert_eq!((doubled.pages_due, doubled.records), (2, 400.0));
         let mut sum = count;
         sum += count;
-        assert_eq!(sum, doubled);
+        assert_eq!((sum.pages_due, sum.records, sum.images_reached), (2, 400.0, 22_000.0));
     }
 
     #[test]
     fn the_words_carry_the_interval() {
         let i = WalInterval { low: 40.0 * 1048576.0, about: 45.0 * 1048576.0, high: 70.0 * 1048576.0 };
         assert_eq!(i.words(), "about 45 MB of WAL (95% interval 40 MB..70 MB)");
+    }
+}
+
+#[cfg(test)]
+mod sampled {
+    use super::*;
+
+    #[test]
+    fn a_sample_s_intervals_add_up_and_one_block_gives_none() {
+        let e = |total: f64, low: f64, high: f64| Estimate { total, low: Some(low), high: Some(high) };
+        let i = sampled_interval(&e(1000.0, 900.0, 1100.0), &e(500.0, 400.0, 600.0), &e(800.0, 700.0, 900.0), 100.0)
+            .unwrap();
+        let lsn = |b: f64| b * 8192.0 / 8168.0;
+        assert!((i.low - lsn(900.0 * 0.95 + 400.0)).abs() < 1e-9);
+        assert!((i.about - lsn(1500.0)).abs() < 1e-9);
+        assert!((i.high - lsn(1100.0 * 1.05 + 600.0 + 900.0 + 100.0)).abs() < 1e-9);
+        let none = Estimate { total: 1000.0, low: None, high: None };
+        assert_eq!(sampled_interval(&none, &e(1.0, 1.0, 1.0), &e(1.0, 1.0, 1.0), 0.0), None);
     }
 }

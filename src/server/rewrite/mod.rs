@@ -66,9 +66,6 @@ struct BatchDone {
 /// How many times a batch runs when rows it waited for moved to another partition each time.
 const MOVED_ROW_TRIES: u32 = 5;
 
-/// What a pointer to the TOAST table takes in its row.
-const TOAST_POINTER_BYTES: usize = 18;
-
 /// One batch (see the module), after the caller's privileges are checked again; a dry run
 /// counts the WAL it would write into `wal`.
 fn run_batch(spec: &BatchSpec, wal: Option<&mut DryRunWal>) -> BatchDone {

@@ -8,7 +8,9 @@ use pgrx::prelude::*;
 use pgrx::PgRelation;
 
 use super::images::DryRunWal;
-use super::{examine, row_threshold, BatchDone, BatchSpec, Examined, Values, TOAST_POINTER_BYTES};
+use compresslab_core::scenarios::toast::TOAST_POINTER_SIZE;
+
+use super::{examine, row_threshold, BatchDone, BatchSpec, Examined, Values};
 use crate::server::heap;
 use crate::server::toast::{compression_method, stored_form};
 
@@ -79,8 +81,8 @@ pub(super) fn pick(
             done.rewritten += 1;
             if let Some(wal) = wal.as_deref_mut() {
                 // the rest of the row is written again too: its length but this value's
-                let rest = row_length.saturating_sub(if external { TOAST_POINTER_BYTES } else { size });
-                wal.row(rel, block, datum, external, rest, after);
+                let rest = row_length.saturating_sub(if external { TOAST_POINTER_SIZE } else { size });
+                wal.row(rel, block, datum, rest, after);
             }
         }
         bytes += digest.len as i64;

@@ -10,7 +10,6 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use compresslab_core::pg_compression::ToastCompression;
 use compresslab_core::registry::Named;
 use compresslab_core::rewrite::run::{Counts, PassWatch, Run, Saved, Step};
 use compresslab_core::rewrite::{self, Triggers};
@@ -162,7 +161,6 @@ fn dry_run(call: &Call, plan: &Plan) {
         c += table;
     }
     let interval = wal.count.interval();
-    let estimate = rewrite::estimate(0.0, interval.about, plan.wal_rate);
     notice!(
         "compresslab.recompress dry run of {}: {} values read, {} to rewrite, storing {} now and {} with {} (TOAST's own compression of each); {}: the new values and each row's records, and {} full-page images of the {} heap and TOAST pages it changes first since the last checkpoint began (the high end: one more image of each, if a checkpoint begins before or during the rewrite); about {} s {}",
         plan.target,
@@ -174,7 +172,7 @@ fn dry_run(call: &Call, plan: &Plan) {
         interval.words(),
         wal.count.pages_due,
         wal.count.pages_reached,
-        estimate.seconds.ceil(),
+        rewrite::seconds(interval.about, plan.wal_rate).ceil(),
         match &call.max_wal_rate {
             None => "at full speed".to_string(),
             Some(rate) => format!("at max_wal_rate {rate}"),
@@ -195,7 +193,16 @@ fn for_each_batch(
     let mut first_block = 0;
     loop {
         let done = run_batch(
-            &spec(leaf, column, plan.method, first_block, batch_rows, plan.batch_bytes, true, None),
+            &BatchSpec {
+                relid: leaf,
+                column,
+                method: plan.method,
+                first_block,
+                batch_rows,
+                batch_bytes: plan.batch_bytes,
+                dry_run: true,
+                run_xid: None,
+            },
             wal.as_deref_mut(),
         );
         each(&done);
@@ -204,19 +211,6 @@ fn for_each_batch(
             break;
         }
     }
-}
-
-fn spec(
-    relid: pg_sys::Oid,
-    column: &str,
-    method: ToastCompression,
-    first_block: u64,
-    batch_rows: u32,
-    batch_bytes: i64,
-    dry_run: bool,
-    run_xid: Option<u32>,
-) -> BatchSpec<'_> {
-    BatchSpec { relid, column, method, first_block, batch_rows, batch_bytes, dry_run, run_xid }
 }
 
 /// A batch's counts as the run adds them up.
@@ -350,16 +344,16 @@ fn batch(running: &mut Running, leaf: usize, watch: PassWatch) {
     };
     let plan = &running.plan;
     let done = run_batch(
-        &spec(
+        &BatchSpec {
             relid,
-            &running.column,
-            plan.method,
-            saved.next_block as u64,
-            running.batch_rows,
-            plan.batch_bytes,
-            false,
-            Some(running.run_xid),
-        ),
+            column: &running.column,
+            method: plan.method,
+            first_block: saved.next_block as u64,
+            batch_rows: running.batch_rows,
+            batch_bytes: plan.batch_bytes,
+            dry_run: false,
+            run_xid: Some(running.run_xid),
+        },
         None,
     );
     let c = counts(&done);

@@ -14,6 +14,7 @@ use crate::errors::{raise, report};
 use crate::server::catalog::names::{qualified_name, quote_identifier};
 use crate::server::catalog::spi::{self, spi_failed};
 use crate::server::heap;
+use crate::server::images::ToastPointer;
 use crate::server::toast::{compression_method, stored_varlena, tuple_target, varlena_bytes};
 
 /// How the rows of a range of blocks are read.
@@ -228,8 +229,7 @@ impl BlockSampler {
         last: u64,
         mut each: impl FnMut(&dyn Fn(usize) -> Option<pg_sys::Datum>) -> Option<BlockEnd>,
     ) -> BlockEnd {
-        let at = self.leaves.partition_point(|(_, start)| *start <= first).saturating_sub(1);
-        let (leaf, start) = self.leaves[at];
+        let (leaf, start) = self.leaf(first);
         let (first, last) = (first - start, last - start);
         match &self.reader {
             Reader::Sql(query) => {
@@ -294,6 +294,24 @@ impl BlockSampler {
         });
     }
 
+    /// Block `block` of the sampler's numbering: its leaf (the table itself for a plain table)
+    /// and its number there.
+    pub fn locate(&self, block: u64) -> (pg_sys::Oid, u32) {
+        let (leaf, start) = self.leaf(block);
+        (leaf.unwrap_or(self.table), (block - start) as u32)
+    }
+
+    /// The table's leaves (the table itself for a plain table).
+    pub fn leaf_oids(&self) -> Vec<pg_sys::Oid> {
+        self.leaves.iter().map(|(leaf, _)| leaf.unwrap_or(self.table)).collect()
+    }
+
+    /// The leaf holding block `block` of the sampler's numbering (None: the table itself), and
+    /// its first block there.
+    fn leaf(&self, block: u64) -> (Option<pg_sys::Oid>, u64) {
+        self.leaves[self.leaves.partition_point(|(_, start)| *start <= block).saturating_sub(1)]
+    }
+
     /// Every row of block `block` (of the sampler's numbering) with a non-NULL value: see
     /// [`BlockSampler::read_range`].
     pub fn read_block(
@@ -301,13 +319,14 @@ impl BlockSampler {
         block: u64,
         value_cap: usize,
         deadline: Instant,
-        row: impl FnMut(Vec<u8>, toast::SampledRow),
+        row: impl FnMut(Vec<u8>, toast::SampledRow, Option<ToastPointer>),
     ) -> BlockEnd {
         self.read_range(block, block, value_cap, deadline, row)
     }
 
     /// Every row of blocks `first..=last` (of the sampler's numbering, within one leaf) with a
-    /// non-NULL value: `row` gets the value detoasted and its row as stored. A value larger
+    /// non-NULL value: `row` gets the value detoasted, its row as stored and the value's TOAST
+    /// pointer if it is stored out of line. A value larger
     /// than `value_cap` bytes (its size read from its header first) or the `deadline` ends the
     /// reading early.
     pub fn read_range(
@@ -316,7 +335,7 @@ impl BlockSampler {
         last: u64,
         value_cap: usize,
         deadline: Instant,
-        mut row: impl FnMut(Vec<u8>, toast::SampledRow),
+        mut row: impl FnMut(Vec<u8>, toast::SampledRow, Option<ToastPointer>),
     ) -> BlockEnd {
         self.each_row(first, last, |get| {
             let datum = get(self.column)?;
@@ -332,6 +351,7 @@ impl BlockSampler {
             if Instant::now() >= deadline {
                 return Some(BlockEnd::OutOfTime);
             }
+            let pointer = ToastPointer::of(datum);
             let value = varlena_bytes(datum);
             let mut attributes = Vec::new();
             let mut has_nulls = false;
@@ -355,7 +375,8 @@ impl BlockSampler {
             }
             // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
             let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
-            row(value, toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at });
+            let sampled = toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at };
+            row(value, sampled, pointer);
             None
         })
     }

@@ -123,6 +123,9 @@ pub struct ColumnMeasurement<'a> {
     /// Why a block was left out of the sample for a value too large to read within the budget,
     /// if one was (the sample then misses its largest values: confidence low).
     pub partial: Option<&'a str>,
+    /// The bytes of the table's indexes: a rewrite's new entries may write an image of each
+    /// page (the WAL interval's high end).
+    pub index_bytes: f64,
 }
 
 /// `high` when every figure's 95% margin is under 2%, `medium` under 10%, else `low`.
@@ -270,7 +273,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
         note: if keep {
             format!("keep: {}.", decision.reason)
         } else if stale {
-            let (rows, cost) = rewrite_cost(m, recommended, then.total);
+            let (rows, cost) = rewrite_cost(m, recommended);
             format!(
                 "{}. The column's method is {current} already, but values keep the method they were written \
                  with (sampled: {}): {KEEP_OLD_METHOD}. The CALL rewrites the existing values online, in batches \
@@ -279,7 +282,7 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
                 mix.join(", ")
             )
         } else {
-            let (rows, cost) = rewrite_cost(m, recommended, then.total);
+            let (rows, cost) = rewrite_cost(m, recommended);
             format!(
                 "{}. Each ALTER TABLE takes an ACCESS EXCLUSIVE lock{}: lock_timeout makes it give up after 1 s \
                  instead of queueing behind a long query and blocking every reader of the table meanwhile; on \
@@ -306,27 +309,30 @@ pub fn column_row(m: &ColumnMeasurement) -> AdviceRow {
 /// What the CALL of a column's advice rewrites and costs, in words: the values a rewrite to
 /// `recommended` changes (compressed with another method, or stored raw where it would compress
 /// them: the CALL tries each and keeps what shrinks), counted per sampled block and scaled to
-/// the table with their 95% interval, and the WAL and time [`rewrite::estimate`] gives for
-/// them.
-fn rewrite_cost(m: &ColumnMeasurement, recommended: ToastCompression, bytes_then: f64) -> (String, String) {
-    let rewrites = m.blocks.rewrites(recommended as usize);
+/// the table with their 95% interval, and the WAL it writes counted per sampled block as the
+/// dry run counts it ([`rewrite::wal`]: each row's records, an image of each page changed
+/// first since the last checkpoint), with its interval.
+fn rewrite_cost(m: &ColumnMeasurement, recommended: ToastCompression) -> (String, String) {
+    let i = recommended as usize;
+    let rewrites = m.blocks.rewrites(i);
     let rows_total = m.blocks.rows().total.max(1.0);
     let share = (rewrites.total / rows_total).clamp(0.0, 1.0);
-    let e = rewrite::estimate(rewrites.total, bytes_then * share, None);
     let count = match rewrites.rounded() {
         (n, _, _) if m.blocks.whole() => format!("{n} values to rewrite"),
         (n, Some(low), Some(high)) => format!("about {n} values to rewrite (95% interval {low}..{high})"),
         (n, _, _) => format!("about {n} values to rewrite (one block read: no interval)"),
     };
-    (
-        count,
-        format!(
-            ", writing about {} of WAL (their new values, and each row's records) in about {} at full speed \
-             (max_wal_rate => '20 MB/s' spreads it)",
-            size(e.wal_bytes),
-            period(e.seconds.max(1.0))
+    let cost = match m.blocks.rewrite_wal(i, m.index_bytes * share) {
+        Some(wal) => format!(
+            ", writing {} (their new values, each row's records, and an image of each page changed first \
+             since the last checkpoint; the high end: one more of each) in about {} at full speed \
+             (max_wal_rate => '20 MB/s' spreads it; its dry_run reads every page)",
+            wal.words(),
+            period(rewrite::seconds(wal.about, None).max(1.0))
         ),
-    )
+        None => ", writing WAL this sample cannot bound (one block read: its dry_run counts it)".to_string(),
+    };
+    (count, cost)
 }
 
 #[cfg(test)]

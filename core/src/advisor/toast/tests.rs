@@ -1,4 +1,5 @@
 use super::*;
+use crate::rewrite::wal::WalCount;
 use crate::sampling::BlockTotals;
 
 fn speeds(method: &str, raw: i64, compress_mbps: f64) -> ToastRow {
@@ -47,6 +48,7 @@ fn measured<'a>(blocks: &'a ColumnBlocks, pglz: &'a ToastRow, lz4: &'a ToastRow)
         read: Rate { amount: 0.0, seconds: 86400.0 },
         partitions: &[],
         partial: None,
+        index_bytes: 0.0,
     }
 }
 
@@ -59,15 +61,29 @@ fn the_values_to_rewrite_are_those_a_rewrite_changes_exactly_where_all_were_read
         b.add(8000, 2000, &[2000, 1500]);
         b.add_rewrites(&[kept, !kept]);
     }
+    // the rewrite to lz4 of a block's 3 rows: 10,000 bytes of records each, the block's heap
+    // page due an image of 8,000 bytes, two TOAST pages reached (8,000 bytes each) but not due
+    let mut wal = WalCount { records: 30_000.0, ..WalCount::default() };
+    wal.add_page(8000, true);
+    wal.add_page(8000, false);
+    b.wal = vec![WalCount::default(), wal];
     let sample = ColumnBlocks { nblocks: 10, blocks: vec![b; 10] };
     let (pglz, lz4) = (speeds("pglz", 320_000, 100.0), speeds("lz4", 320_000, 500.0));
     let methods = [("pglz".to_string(), 30), ("lz4".to_string(), 10)];
-    let row = column_row(&ColumnMeasurement { methods_now: &methods, ..measured(&sample, &pglz, &lz4) });
+    let index_bytes = 81920.0;
+    let row = column_row(&ColumnMeasurement { methods_now: &methods, index_bytes, ..measured(&sample, &pglz, &lz4) });
     assert_eq!(row.recommended, "lz4");
+    // read whole: the records and images due are the blocks' sums, the high end adds every page
+    // reached and the index pages of the 30 rows of 40 rewritten
+    let lsn = |b: f64| b * 8192.0 / 8168.0;
+    let interval = sample.rewrite_wal(1, index_bytes * 0.75).unwrap();
+    assert!((interval.about - lsn(380_000.0)).abs() < 1e-6);
+    assert!((interval.low - lsn(300_000.0 * 0.95 + 80_000.0)).abs() < 1e-6);
+    assert!((interval.high - lsn(300_000.0 * 1.05 + 80_000.0 + 160_000.0 + 61_440.0)).abs() < 1e-6);
     // 30 of 40 rows, no "about": the table was read whole
     assert!(
         row.note.contains("CALL rewrites the existing values online")
-            && row.note.contains(": 30 values to rewrite, writing about "),
+            && row.note.contains(": 30 values to rewrite, writing about 372 kB of WAL (95% interval 357 kB..604 kB)"),
         "{}",
         row.note
     );

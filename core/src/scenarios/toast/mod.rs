@@ -23,7 +23,7 @@ use crate::lab::payload::Payload;
 use crate::pg_compression::ToastCompression;
 
 mod tuple;
-pub use tuple::{toast_row, Arrives, Attribute, Row, Storage, Stored};
+pub use tuple::{toast_row, Arrives, Attribute, Row, Storage, Stored, TOAST_POINTER_SIZE};
 
 /// `TOAST_TUPLE_THRESHOLD` and `TOAST_TUPLE_TARGET` for 8 kB blocks.
 pub const TOAST_TUPLE_THRESHOLD: usize = 2032;
