@@ -4,7 +4,8 @@
 #   bash scripts/report.sh              the throwaway demo: sets up what is missing (as root),
 #                                       builds and installs compresslab, starts a cluster with a
 #                                       pgbench database: advice, lab, scenario studies,
-#                                       validations; writes results/report.md and chart.svg.
+#                                       validations; writes results/report.md, chart.svg and
+#                                       columns.svg.
 #   bash scripts/report.sh --pg N       the same demo on PostgreSQL N (15, 17, 18 or 19), set up by
 #                                       scripts/setup.sh --pg N (built or fetched once, cached)
 #   bash scripts/report.sh --dbname CONNINFO [--out DIR]
@@ -15,7 +16,7 @@
 #                                       runs as any role (it shows what that role may read).
 #                                       Creates the extension in the database if it is not there
 #                                       (and says so), else nothing but temporary tables; writes
-#                                       report.md and chart.svg into DIR (default a new
+#                                       report.md, chart.svg and columns.svg into DIR (default a new
 #                                       results/report-<UTC time> directory).
 # REPORT_BUDGET (default '30 s') bounds the advisor.
 set -euo pipefail
@@ -105,5 +106,6 @@ done
 psql -X -q -v ON_ERROR_STOP=1 -d whatif -f scripts/report_wal_whatif.sql >>results/report_body.md
 psql -X -q -c "ALTER SYSTEM RESET ALL" -c "SELECT pg_reload_conf()" >/dev/null
 echo "report: the advisor on the pgbench database"
-psql -X -q -v ON_ERROR_STOP=1 -v budget="$REPORT_BUDGET" -f scripts/report_advice.sql >results/advice.md
-assemble results/chart.svg
+psql -X -q -v ON_ERROR_STOP=1 -v budget="$REPORT_BUDGET" -v columns_chart=results/columns.svg \
+  -f scripts/report_advice.sql >results/advice.md
+assemble "results/chart.svg and results/columns.svg"

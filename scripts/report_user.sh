@@ -43,7 +43,7 @@ mkdir -p "$(dirname "$out")"
 work=$(mktemp -d "$out.partial.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "report: on $database as $role, PostgreSQL $server, compresslab $version; writing $out"
-on_db -v budget="$budget" -f scripts/report_advice.sql >"$work/advice.md"
+on_db -v budget="$budget" -v columns_chart="$work/columns.svg" -f scripts/report_advice.sql >"$work/advice.md"
 on_db -v chart="$work/chart.svg" -f scripts/report_user.sql >"$work/body.md"
 {
   echo "# compresslab report on $database"
@@ -58,4 +58,4 @@ rm -f "$work/advice.md" "$work/body.md"
 chmod "$(printf '%o' $((0777 & ~0$(umask))))" "$work"
 mv -T "$work" "$out" || { echo "report: could not rename $work to $out" >&2; exit 3; }
 trap - EXIT
-echo "report: written to $out/report.md and $out/chart.svg"
+echo "report: written to $out/report.md, $out/chart.svg and $out/columns.svg"

@@ -62,7 +62,7 @@ SELECT substring(relation FROM '^\(database (.*), relfilenode [0-9]+\)$') AS oth
 \qecho
 \qecho '## The lab: page images of the three largest tables you may read'
 \qecho
-\qecho 'A seeded sample of 256 pages of each, each page image (hole removed) compressed on its own as a full-page write would be; MB/s of uncompressed bytes, median (best). The chart `chart.svg` plots these rows, ratio against compression speed: one marker shape per table (`source`), one colour per method, each with its legend entry.'
+\qecho 'A seeded sample of 256 pages of each, each page image (hole removed) compressed on its own as a full-page write would be; MB/s of uncompressed bytes, median (best). The chart `chart.svg` plots these rows, ratio against compression speed: one marker shape per table (`source`), one colour per method, each with its legend entry. These are the tables'' heap pages (what a full-page write stores); their TOAST values are the advice''s columns and `columns.svg`.'
 \qecho
 \qecho 'The `server_*` rows are the server''s own C routines (`pglz_compress`, and liblz4 and libzstd as PostgreSQL links them): what the server itself would spend compressing these pages; `pglz`, `lz4` and `zstd` are compresslab''s code on the same pages.'
 \qecho
@@ -88,7 +88,7 @@ HAVING count(*) > 0;
 -- The chart of the same rows, into the file named by the variable chart (report.sh sets it).
 \if :{?chart}
 \o :chart
-SELECT compresslab.svg_chart(coalesce(jsonb_agg(r), '[]'), 'page images of ' || current_database() || ': ratio vs compression speed') FROM lab r;
+SELECT compresslab.svg_chart(coalesce(jsonb_agg(r), '[]'), 'heap page images of ' || current_database() || '''s largest tables (TOAST values: columns.svg)') FROM lab r;
 \o
 \endif
 \pset tuples_only off

@@ -129,3 +129,12 @@ BEGIN
     END LOOP;
 END
 $recompress$;
+-- svg_stored_chart: columns' stored bytes under each method with their intervals (the report's
+-- second chart).
+CREATE FUNCTION compresslab."svg_stored_chart"(
+	"results" jsonb,
+	"title" TEXT DEFAULT 'stored bytes per column and method'
+) RETURNS TEXT
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'svg_stored_chart_wrapper';

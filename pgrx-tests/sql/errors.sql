@@ -82,6 +82,7 @@ SELECT codec, name, pg_temp.try(q) AS result FROM (VALUES
   ('lab', 'markdown of JSON nested 200 deep', $q$SELECT compresslab.markdown((repeat('[', 200) || repeat(']', 200))::jsonb)$q$),
   ('lab', 'svg_chart of JSON nested 200 deep', $q$SELECT compresslab.svg_chart((repeat('[', 200) || repeat(']', 200))::jsonb)$q$),
   ('lab', 'markdown of a JSON object', $q$SELECT compresslab.markdown('{"a": 1}'::jsonb)$q$),
+  ('lab', 'svg_stored_chart of bars without bytes', $q$SELECT compresslab.svg_stored_chart('[{"column": "t.c", "method": "lz4"}]'::jsonb)$q$),
   -- a view stores no values to sample: 42809
   ('arguments', 'a view (bench_column)', $q$SELECT compresslab.bench_column('a_view', 'body')$q$),
   ('arguments', 'a view (estimate_toast_compression)', $q$SELECT compresslab.estimate_toast_compression('a_view', 'body')$q$)

@@ -158,6 +158,7 @@ INSERT INTO calls VALUES
   ('server_zstd_decompress',     $q$SELECT compresslab.server_zstd_decompress(compresslab.server_zstd_compress(compresslab.synthetic('text', 5000)), 5000)$q$),
   ('simulate_spill',             $q$SELECT * FROM compresslab.simulate_spill('SELECT body FROM public.docs', ARRAY['lz4'])$q$),
   ('svg_chart',                  $q$SELECT compresslab.svg_chart(compresslab.bench_suite_json(1), 'title')$q$),
+  ('svg_stored_chart',           $q$SELECT compresslab.svg_stored_chart(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('column', 'public.docs.body') OPERATOR(pg_catalog.||) pg_catalog.to_jsonb(e))) FROM compresslab.estimate_toast_compression('public.docs', 'body') e$q$),
   ('synthetic',                  $q$SELECT compresslab.synthetic('pgbench', 1000, 2)$q$),
   ('version',                    $q$SELECT compresslab.version()$q$),
   ('versions',                   $q$SELECT * FROM compresslab.versions()$q$),

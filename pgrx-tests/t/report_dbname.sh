@@ -4,7 +4,7 @@
 # one that may reach the test cluster's socket), with no Rust toolchain on the PATH and no PG*
 # or REPORT_* variable, against the running cluster (PGHOST, PGPORT, PGUSER of
 # scripts/cluster.sh: a cluster other than any the report would start). It must write
-# report.md and chart.svg into --out (by default a new results/report-<time>), build and
+# report.md, chart.svg and columns.svg into --out (by default a new results/report-<time>), build and
 # install nothing (the server's library and SQL files keep their checksums), create nothing
 # in the database when the extension is there, refuse clearly when the extension is missing
 # or --out exists, and leave no directory behind when it fails.
@@ -60,6 +60,10 @@ check "report.md names the database, the role and what it created" \
   grep -q "As role \`report_reader\`.*Created in the database: nothing but temporary tables" "$tmp/out/report.md"
 check "report.md has the advice on the table the role may read" grep -q "public.orders.note" "$tmp/out/report.md"
 check "chart.svg is an SVG" grep -q "<svg" "$tmp/out/chart.svg"
+check "report.md gives public.orders.note's bytes under pglz and lz4, each with its interval" \
+  bash -c "test \$(grep -cE '^ public\.orders\.note +\| (pglz|lz4) +\| [0-9]+ [kM]B +\| [0-9]+ [kM]B\.\.[0-9]+ [kM]B' '$tmp/out/report.md') -eq 2"
+check "columns.svg draws them: a bar each, with the column's name" \
+  bash -c "test \$(grep -c 'class=\"bar\"' '$tmp/out/columns.svg') -eq 2 && grep -q '>public.orders.note<' '$tmp/out/columns.svg'"
 check "a table under row-level security is left out of the page lab, and said so" \
   grep -q "Left out: 1 larger table(s) this role may not read whole" "$tmp/out/report.md"
 installed >"$tmp/after"

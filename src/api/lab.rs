@@ -443,3 +443,22 @@ fn markdown(results: JsonbText) -> String {
 fn svg_chart(results: JsonbText, title: default!(&str, "'compression ratio vs speed'")) -> String {
     render::svg_chart(&bench_rows_from_json(results), title)
 }
+
+/// Render what columns store under each method (a jsonb array of objects with `column`,
+/// `method`, `stored_bytes` and, if sampled, `stored_bytes_low` and `stored_bytes_high`: the
+/// rows of estimate_toast_compression with the column named) as an SVG chart: a group of bars
+/// per column, one per method, each with its 95% interval.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn svg_stored_chart(results: JsonbText, title: default!(&str, "'stored bytes per column and method'")) -> String {
+    let bars: Vec<render::StoredBar> = serde_json::from_str(&results.0).unwrap_or_else(|e| {
+        raise(CodecError::invalid(format!(
+            "results are not an array of objects with column, method and stored_bytes (numbers, the intervals optional): {e}"
+        )))
+    });
+    render::svg_stored_chart(
+        &bars,
+        title,
+        "Each bar: the bytes the column would store under the method, each value of its sampled rows toasted anew \
+         (estimate_toast_compression); the whisker: its 95% interval where the table was sampled.",
+    )
+}

@@ -1,9 +1,17 @@
-//! Rendering bench rows for people: a markdown table in the spirit of lzbench's output, and an
-//! SVG chart of compression ratio against speed.
+//! Rendering bench rows for people: a markdown table in the spirit of lzbench's output, an SVG
+//! chart of compression ratio against speed, and one of columns' stored bytes per method.
+
+mod stored;
+
+pub use stored::{svg_stored_chart, StoredBar};
 
 use super::checksums::ChecksumRow;
 use super::harness::BenchRow;
 use crate::sql_text::breaks_lines;
+
+/// The colours of the charts' series, in order.
+const PALETTE: &[&str] =
+    &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
 /// Text from a row (a source or method name may be any table or column name) as one markdown
 /// table cell: a line break would end the row and start a heading, `|` a new cell, and `<`,
@@ -208,8 +216,6 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
     const RIGHT: f64 = 250.0;
     const TOP: f64 = 50.0;
     const BOTTOM: f64 = 90.0;
-    const PALETTE: &[&str] =
-        &["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
     let points: Vec<&BenchRow> = rows.iter().filter(|r| r.compress_mbps.is_finite() && r.compress_mbps > 0.0).collect();
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">\n\

@@ -200,3 +200,41 @@ fn hostile_names_make_well_formed_svg() {
     // Every element opened is closed: as many '<' as '>'.
     assert_eq!(svg.matches('<').count(), svg.matches('>').count());
 }
+
+fn bar(column: &str, method: &str, bytes: f64, interval: Option<(f64, f64)>) -> StoredBar {
+    StoredBar {
+        column: column.into(),
+        method: method.into(),
+        stored_bytes: bytes,
+        stored_bytes_low: interval.map(|i| i.0),
+        stored_bytes_high: interval.map(|i| i.1),
+    }
+}
+
+#[test]
+fn stored_bars_a_group_per_column_a_whisker_per_interval() {
+    let bars = [
+        bar("public.orders.items", "pglz", 20e6, Some((19.5e6, 20.5e6))),
+        bar("public.orders.items", "lz4", 21e6, Some((20.4e6, 21.6e6))),
+        bar("public.orders.note", "lz4", 8e6, None),
+        bar("public.orders.note", "pglz", 8.1e6, Some((8.1e6, 8.1e6))),
+    ];
+    let svg = svg_stored_chart(&bars, "stored bytes", "caption words");
+    assert_eq!(svg.matches("class=\"bar\"").count(), 4, "a bar each: {svg}");
+    // a whisker only where the interval has a width
+    assert_eq!(svg.matches("class=\"interval\"").count(), 3, "{svg}");
+    assert!(svg.contains("public.orders.items: 19.1 MB with pglz (95% interval 18.6 MB..19.6 MB)"), "{svg}");
+    assert_eq!(svg.matches("class=\"column\"").count(), 2);
+    // ticks of 5 MB up to 25 MB, past the widest whisker (21.6e6 bytes: 20.6 MB)
+    assert!(svg.contains(">5 MB<") && svg.contains(">25 MB<") && !svg.contains(">30 MB<"), "{svg}");
+    assert!(svg.contains("caption words"));
+    assert_eq!(svg.matches('<').count(), svg.matches('>').count());
+    assert!(svg_stored_chart(&[], "t", "").contains("no results"));
+}
+
+#[test]
+fn hostile_column_names_make_well_formed_stored_charts() {
+    let svg = svg_stored_chart(&[bar(HOSTILE, HOSTILE, 1e6, Some((0.9e6, 1.1e6)))], HOSTILE, HOSTILE);
+    assert!(!svg.contains("<script>") && !svg.contains("\u{1}") && !svg.contains("\u{7f}"), "{svg}");
+    assert_eq!(svg.matches('<').count(), svg.matches('>').count());
+}
