@@ -183,6 +183,9 @@ pub struct BlockTotals {
     pub rewrites: Vec<u64>,
     /// The WAL a rewrite to each method would write for the block's rows.
     pub wal: Vec<WalCount>,
+    /// The model's known error under each method: the bytes the stored figure may be over and
+    /// under what is stored (see `scenarios::toast::toasted_anew`).
+    pub spread: Vec<(u64, u64)>,
 }
 
 impl BlockTotals {
@@ -196,6 +199,18 @@ impl BlockTotals {
         }
         for (total, bytes) in self.methods.iter_mut().zip(methods) {
             *total += (*bytes).max(0) as u64;
+        }
+    }
+
+    /// Adds, for the row just added, the model's known error under each method: its stored
+    /// figure, and the least and most it may be.
+    pub fn add_spread(&mut self, figures: &[(usize, usize, usize)]) {
+        if self.spread.len() < figures.len() {
+            self.spread.resize(figures.len(), (0, 0));
+        }
+        for (spread, &(figure, low, high)) in self.spread.iter_mut().zip(figures) {
+            spread.0 += figure.saturating_sub(low) as u64;
+            spread.1 += high.saturating_sub(figure) as u64;
         }
     }
 
@@ -245,9 +260,20 @@ impl ColumnBlocks {
         self.estimate(|b| b.now)
     }
 
-    /// The stored bytes under the `i`th method tried.
+    /// The stored bytes under the `i`th method tried, the interval widened by the model's known
+    /// error (the sample's interval of the figure less, and plus, its spread).
     pub fn method(&self, i: usize) -> Estimate {
-        self.estimate(|b| b.methods.get(i).copied().unwrap_or(0))
+        let bytes = |b: &BlockTotals| b.methods.get(i).copied().unwrap_or(0);
+        let spread = |b: &BlockTotals| b.spread.get(i).copied().unwrap_or((0, 0));
+        let estimate = self.estimate(bytes);
+        if self.blocks.iter().all(|b| spread(b) == (0, 0)) {
+            return estimate;
+        }
+        Estimate {
+            total: estimate.total,
+            low: self.estimate(|b| bytes(b).saturating_sub(spread(b).0)).low,
+            high: self.estimate(|b| bytes(b) + spread(b).1).high,
+        }
     }
 
     /// The values the `i`th method would keep compressed.
@@ -310,6 +336,19 @@ impl ColumnBlocks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_models_known_error_widens_a_methods_interval() {
+        let mut block = BlockTotals::default();
+        block.add(5000, 3000, &[2000]);
+        block.add_spread(&[(2000, 1900, 2600)]);
+        let whole = ColumnBlocks { nblocks: 2, blocks: vec![block.clone(), block.clone()] };
+        assert_eq!(whole.method(0), Estimate { total: 4000.0, low: Some(3800.0), high: Some(5200.0) });
+        // no error: the sum alone
+        block.spread = vec![(0, 0)];
+        let exact = ColumnBlocks { nblocks: 2, blocks: vec![block.clone(), block] };
+        assert_eq!(exact.method(0), Estimate { total: 4000.0, low: Some(4000.0), high: Some(4000.0) });
+    }
 
     #[test]
     fn the_order_is_a_permutation_and_the_same_for_a_seed() {

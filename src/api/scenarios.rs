@@ -89,11 +89,12 @@ fn estimate_toast_compression(
     let mut read = |first: u64, last: u64| {
         let mut totals = BlockTotals::default();
         sampler.read_range(first, last, usize::MAX, deadline, |value, row, _| {
-            let stored = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
-            let sizes: Vec<i64> = stored.iter().map(|s| s.size as i64).collect();
-            let compressed: Vec<bool> = stored.iter().map(|s| s.compressed).collect();
+            let toasted = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
+            let sizes: Vec<i64> = toasted.iter().map(|t| t.stored.size as i64).collect();
+            let compressed: Vec<bool> = toasted.iter().map(|t| t.stored.compressed).collect();
             totals.add(value.len(), row.attributes.get(row.column).map_or(0, |a| a.size), &sizes);
             totals.add_compressed(&compressed);
+            totals.add_spread(&toasted.iter().map(|t| (t.stored.size, t.low, t.high)).collect::<Vec<_>>());
             if timing_max_value.is_none_or(|max| value.len() <= max) && timing_bytes + value.len() <= TIMING_BYTES {
                 timing_bytes += value.len();
                 timing.push(value);
@@ -135,11 +136,8 @@ fn estimate_toast_compression(
             let speed =
                 toast::estimate(&timing, sampler.overhead, name, codec.as_mut(), iterations, &mut PgHooks).or_raise();
             let stored = blocks.method(i);
-            let (low, high) = match (stored.low, stored.high) {
-                _ if whole => (Some(round(stored)), Some(round(stored))),
-                (Some(low), Some(high)) => (Some(low.round() as i64), Some(high.round() as i64)),
-                _ => (None, None),
-            };
+            // read whole: the sum, its interval the model's known error only
+            let (low, high) = (stored.low.map(|b| b.round() as i64), stored.high.map(|b| b.round() as i64));
             if let (false, Some(low), Some(high)) = (whole, low, high) {
                 intervals.push(format!("{name} {low}..{high}"));
             }

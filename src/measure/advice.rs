@@ -361,10 +361,12 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
         let mut block_methods: Vec<Option<ToastCompression>> = Vec::new();
         let mut block_wal = wal.block(codecs.len());
         let end = sampler.read_block(block, value_cap, deadline, |value, row, pointer| {
-            let anew = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
+            let toasted = toast::toasted_anew(&value, &row, &mut codecs, &mut check_interrupts).or_raise();
+            let anew: Vec<toast::Stored> = toasted.iter().map(|t| t.stored).collect();
             let stored: Vec<i64> = anew.iter().map(|s| s.size as i64).collect();
             let now = row.attributes.get(row.column);
             totals.add(value.len(), now.map_or(0, |a| a.size), &stored);
+            totals.add_spread(&toasted.iter().map(|t| (t.stored.size, t.low, t.high)).collect::<Vec<_>>());
             // what a rewrite to each method changes: another method's value, or a raw one the
             // method stores smaller
             let rewritten: Vec<bool> = ToastCompression::ALL

@@ -227,6 +227,7 @@ mod tests {
             target: 2032,
             attributes: vec![attribute(9000, true), attribute(40, false), attribute(3000, true)],
             column: 2,
+            padding: 0,
         };
         let external = Stored { size: 2500, compressed: true, external: true };
         let r = sampled_row(&row, &external, Some(3000), 2);

@@ -73,6 +73,8 @@ pub struct BlockSampler {
     column: usize,
     natts: usize,
     fixed: usize,
+    /// The most alignment padding a row may hold: each column's alignment less one.
+    padding: usize,
     target: usize,
     /// The rest of a row every tuple carries: the tuple header and the fixed-length columns.
     pub overhead: usize,
@@ -100,6 +102,16 @@ impl BlockSampler {
             .filter(|(name, _, _)| rows || name == col)
             .collect();
         let natts = tupdesc.len();
+        let padding = tupdesc
+            .iter()
+            .filter(|a| !a.is_dropped())
+            .map(|a| match a.attalign as u8 {
+                b's' => 1,
+                b'i' => 3,
+                b'd' => 7,
+                _ => 0,
+            })
+            .sum();
         drop(tupdesc);
         if let Some(why) = unreadable_blocks(rel) {
             report(
@@ -194,6 +206,7 @@ impl BlockSampler {
             column,
             natts,
             fixed: overhead - TUPLE_HEADER,
+            padding,
             target,
             overhead,
         }
@@ -375,7 +388,14 @@ impl BlockSampler {
             }
             // t_hoff: the header, with a null bitmap when a value is NULL, MAXALIGNed.
             let header = if has_nulls { (23 + self.natts.div_ceil(8)).next_multiple_of(8) } else { TUPLE_HEADER };
-            let sampled = toast::SampledRow { header, fixed: self.fixed, target: self.target, attributes, column: at };
+            let sampled = toast::SampledRow {
+                header,
+                fixed: self.fixed,
+                target: self.target,
+                attributes,
+                column: at,
+                padding: self.padding,
+            };
             row(value, sampled, pointer);
             None
         })

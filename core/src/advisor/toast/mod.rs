@@ -139,9 +139,13 @@ fn confidence_of_margin(margin: f64) -> Confidence {
     }
 }
 
-/// An estimate's interval in words: "exact" for a table read whole.
+/// An estimate's interval in words: "exact" for a table read whole, unless the model's known
+/// error leaves a range there.
 fn interval_words(e: &Estimate, whole: bool) -> String {
     match e.rounded() {
+        (_, Some(low), Some(high)) if whole && low < high => {
+            format!("every value read; the model's error {low}..{high}")
+        }
         _ if whole => "exact".into(),
         (_, Some(low), Some(high)) => format!("95% interval {low}..{high}"),
         _ => "no interval: one block".into(),

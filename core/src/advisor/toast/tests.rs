@@ -306,3 +306,12 @@ fn a_kept_method_has_no_statement_and_no_cpu_figures() {
     assert!(row.apply_sql.is_none() && row.note.starts_with("keep: "));
     assert_eq!((row.compress_cpu_seconds_per_gb, row.compress_cpu_seconds_per_day), (None, None));
 }
+
+#[test]
+fn an_interval_in_words_for_each_kind_of_sample() {
+    let e = |low: Option<f64>, high: Option<f64>| Estimate { total: 1000.0, low, high };
+    assert_eq!(interval_words(&e(Some(1000.0), Some(1000.0)), true), "exact");
+    assert_eq!(interval_words(&e(Some(990.0), Some(1020.0)), true), "every value read; the model's error 990..1020");
+    assert_eq!(interval_words(&e(Some(900.0), Some(1100.0)), false), "95% interval 900..1100");
+    assert_eq!(interval_words(&e(None, None), false), "no interval: one block");
+}

@@ -155,36 +155,81 @@ pub struct SampledRow {
     pub target: usize,
     pub attributes: Vec<StoredAttribute>,
     pub column: usize,
+    /// The most alignment padding the tuple may hold (each column's alignment less one): the
+    /// model counts none, TOAST's thresholds count what there is.
+    pub padding: usize,
+}
+
+/// How a sampled value would be stored under one method: as the model reads its row, and the
+/// range of sizes its known error allows (see [`toasted_anew`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Toasted {
+    pub stored: Stored,
+    /// The smallest and largest `pg_column_size` between the model's two readings of the row.
+    pub low: usize,
+    pub high: usize,
 }
 
 /// How `value` (one sampled value, detoasted) would be stored under each of `codecs` (name,
 /// codec), its row `sampled` toasted anew as TOAST would (see [`tuple`]): whether the value is
 /// tried at all depends on its row's width and its turn among the row's attributes, whether it
 /// is kept on the method's own rules; the other attributes keep the compression they have now.
-/// Returns the value's [`Stored`] (its `pg_column_size`, compressed or not) per codec, in order.
+///
+/// The model's known error, two readings it cannot tell apart: another attribute stored raw in
+/// the row was either refused by its method or never reached (its row fit before its turn), the
+/// model taking it as refused (were it compressible, the UPDATE could compress it first and
+/// leave the value raw); and the row's alignment padding, which the model leaves out (a row
+/// within a few bytes of `TOAST_TUPLE_THRESHOLD` or the target may be toasted or not by it).
+/// [`Toasted`]'s range holds the value's size under the model and under each other reading
+/// (such attributes compressed to nothing; the most padding the row may hold).
 pub fn toasted_anew(
     value: &[u8],
     sampled: &SampledRow,
     codecs: &mut [(&str, Box<dyn Codec>)],
     tick: &mut dyn FnMut(),
-) -> Result<Vec<Stored>> {
+) -> Result<Vec<Toasted>> {
     let mut row = Row {
         header: sampled.header,
         fixed: sampled.fixed,
         target: sampled.target,
         attributes: sampled.attributes.iter().map(StoredAttribute::as_arriving).collect(),
     };
-    let mut scratch = Vec::new();
-    let mut stored = Vec::with_capacity(codecs.len());
-    for (_, codec) in codecs.iter_mut() {
-        let column = &mut row.attributes[sampled.column];
-        // the value written anew, raw
-        column.arrives = Arrives::Raw;
-        column.raw = value.len();
-        column.compressed = compress_to_vec(codec.as_mut(), value, &mut scratch, tick)?;
-        stored.push(toast_row(&row)[sampled.column]);
+    // the other readings: raw attributes in line taken as compressible to nothing; the row
+    // with the most padding
+    let mut readings = Vec::new();
+    let mut compressible = row.clone();
+    for (i, a) in compressible.attributes.iter_mut().enumerate() {
+        if i != sampled.column && a.arrives == Arrives::Raw {
+            a.compressed = Some(0);
+        }
     }
-    Ok(stored)
+    if compressible != row {
+        readings.push(compressible);
+    }
+    if sampled.padding > 0 {
+        readings.push(Row { header: row.header + sampled.padding, ..row.clone() });
+    }
+    let mut scratch = Vec::new();
+    let mut toasted = Vec::with_capacity(codecs.len());
+    for (_, codec) in codecs.iter_mut() {
+        // the value written anew, raw
+        let compressed = compress_to_vec(codec.as_mut(), value, &mut scratch, tick)?;
+        let with = |row: &mut Row| {
+            let column = &mut row.attributes[sampled.column];
+            column.arrives = Arrives::Raw;
+            column.raw = value.len();
+            column.compressed = compressed;
+            toast_row(row)[sampled.column]
+        };
+        let stored = with(&mut row);
+        let (mut low, mut high) = (stored.size, stored.size);
+        for reading in &mut readings {
+            let size = with(reading).size;
+            (low, high) = (low.min(size), high.max(size));
+        }
+        toasted.push(Toasted { stored, low, high });
+    }
+    Ok(toasted)
 }
 
 /// What the column's sampled values (`values`, one per row of `rows`, detoasted) would take
@@ -198,8 +243,8 @@ pub fn stored_per_row(
 ) -> Result<Vec<i64>> {
     let mut totals = vec![0i64; codecs.len()];
     for (value, sampled) in values.pieces.iter().zip(rows) {
-        for (total, stored) in totals.iter_mut().zip(toasted_anew(value, sampled, codecs, tick)?) {
-            *total += stored.size as i64;
+        for (total, toasted) in totals.iter_mut().zip(toasted_anew(value, sampled, codecs, tick)?) {
+            *total += toasted.stored.size as i64;
         }
     }
     Ok(totals)

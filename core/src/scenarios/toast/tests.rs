@@ -45,11 +45,52 @@ fn each_row_is_toasted_anew_under_each_method() {
             target: 2032,
             attributes: vec![stored(value.len(), value.len(), true)],
             column: 0,
+            padding: 0,
         },
-        SampledRow { header: 24, fixed: 4, target: 2032, attributes: vec![stored(5, 6, false)], column: 0 },
+        SampledRow { header: 24, fixed: 4, target: 2032, attributes: vec![stored(5, 6, false)], column: 0, padding: 0 },
     ];
     let totals = stored_per_row(&values, &rows, &mut codecs, &mut || ()).unwrap();
     assert_eq!(totals, [value.len() as i64 + 6, lz4_len as i64 + 8 + 6]);
+}
+
+/// Another column stored raw in the row: refused by its method, or never reached? The model
+/// reads it as refused (the value then compressed), and its range reaches the other reading
+/// (that column compressed first, the row then short enough: the value stays raw). With no such
+/// column, no range.
+#[test]
+fn a_raw_neighbour_gives_the_model_its_known_error() {
+    let value = b"a repetitive value, ".repeat(50);
+    let attribute = |raw: usize, external: bool| StoredAttribute {
+        storage: Storage::Extended,
+        raw,
+        size: if external { raw } else { raw + 4 },
+        method: None,
+        external,
+    };
+    let mut codecs = [("lz4", crate::lab::codecs::tests::codec("lz4"))];
+    let compressed = compress_to_vec(codecs[0].1.as_mut(), &value, &mut Vec::new(), &mut || ()).unwrap().unwrap();
+    let row = |neighbour: StoredAttribute| SampledRow {
+        header: 24,
+        fixed: 4,
+        target: 2032,
+        attributes: vec![neighbour, attribute(value.len(), false)],
+        column: 1,
+        padding: 0,
+    };
+    let with_raw = toasted_anew(&value, &row(attribute(1500, false)), &mut codecs, &mut || ()).unwrap()[0];
+    assert_eq!((with_raw.stored.size, with_raw.low, with_raw.high), (compressed + 8, compressed + 8, value.len() + 4));
+    // the neighbour out of line: it stays a pointer whatever it is, no range
+    let with_pointer = toasted_anew(&value, &row(attribute(1500, true)), &mut codecs, &mut || ()).unwrap()[0];
+    assert_eq!((with_pointer.low, with_pointer.high), (with_pointer.stored.size, with_pointer.stored.size));
+    // a row 24 + 4 + 18 + 1004 bytes wide: under the threshold, however padded; one 4 bytes
+    // under it is over it with its padding (15 bytes at most), the value then compressed
+    let mut near = row(attribute(1500, true));
+    near.padding = 15;
+    let far = toasted_anew(&value, &near, &mut codecs, &mut || ()).unwrap()[0];
+    assert_eq!((far.stored.size, far.low, far.high), (value.len() + 4, value.len() + 4, value.len() + 4));
+    near.fixed += 2032 - (24 + 4 + 18 + value.len() + 4) - 4;
+    let padded = toasted_anew(&value, &near, &mut codecs, &mut || ()).unwrap()[0];
+    assert_eq!((padded.stored.size, padded.low, padded.high), (value.len() + 4, compressed + 8, value.len() + 4));
 }
 
 /// A long value is toasted anew with the caller's tick passed to each codec: our pglz checks
@@ -69,6 +110,7 @@ fn toasting_a_long_value_anew_ticks_inside_it() {
             external: true,
         }],
         column: 0,
+        padding: 0,
     };
     let mut codecs = [("pglz", crate::lab::codecs::tests::codec("pglz"))];
     let mut ticks = 0;
