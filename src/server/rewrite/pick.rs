@@ -4,12 +4,11 @@
 //! checked). The rewrite and the dry run pick alike.
 
 use compresslab_core::rewrite::{self, Decision, Digest, StoredValue};
+use compresslab_core::scenarios::toast::TOAST_POINTER_SIZE;
 use pgrx::prelude::*;
 use pgrx::PgRelation;
 
 use super::images::DryRunWal;
-use compresslab_core::scenarios::toast::TOAST_POINTER_SIZE;
-
 use super::{examine, row_threshold, BatchDone, BatchSpec, Examined, Values};
 use crate::server::heap;
 use crate::server::toast::{compression_method, stored_form};

@@ -361,10 +361,15 @@ pub fn svg_chart(rows: &[BenchRow], title: &str) -> String {
         caption.push(format!("{left_out} label(s) left out where points crowd: a point's tooltip names it."));
     }
     let lines: Vec<String> = caption.iter().flat_map(|c| wrap(c, 11.0, W - LEFT - 20.0)).collect();
+    closed_with_caption(svg, &lines, LEFT, TOP + plot_h + 58.0)
+}
+
+/// `svg` closed after its caption, `lines` from (`x`, `top`) down.
+fn closed_with_caption(mut svg: String, lines: &[String], x: f64, top: f64) -> String {
     for (i, line) in lines.iter().enumerate() {
         svg.push_str(&format!(
-            "<text class=\"caption\" x=\"{LEFT}\" y=\"{:.1}\" font-size=\"11\">{}</text>\n",
-            TOP + plot_h + 58.0 + 14.0 * i as f64,
+            "<text class=\"caption\" x=\"{x}\" y=\"{:.1}\" font-size=\"11\">{}</text>\n",
+            top + 14.0 * i as f64,
             xml_text(line)
         ));
     }

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{distinct, shorten_to_width, wrap, xml_text, PALETTE};
+use super::{closed_with_caption, distinct, shorten_to_width, wrap, xml_text, PALETTE};
 use crate::advisor::words::size;
 
 /// One bar: a column, a method, the bytes it would store and their 95% interval (None: not
@@ -125,15 +125,7 @@ pub fn svg_stored_chart(bars: &[StoredBar], title: &str, caption: &str) -> Strin
             xml_text(&shorten_to_width(method, 12.0, 115.0))
         ));
     }
-    for (i, line) in wrap(caption, 11.0, W - 40.0).iter().enumerate() {
-        svg.push_str(&format!(
-            "<text class=\"caption\" x=\"20\" y=\"{:.1}\" font-size=\"11\">{}</text>\n",
-            TOP + plot_h + 42.0 + 14.0 * i as f64,
-            xml_text(line)
-        ));
-    }
-    svg.push_str("</svg>\n");
-    svg
+    closed_with_caption(svg, &wrap(caption, 11.0, W - 40.0), 20.0, TOP + plot_h + 42.0)
 }
 
 /// A step of about a fifth of `most` bytes that reads well: 1, 2 or 5 times a power of ten
