@@ -20,6 +20,7 @@ pub mod envelope;
 pub mod error;
 pub mod lab;
 pub mod lz4;
+pub mod monitor;
 pub mod page;
 pub mod pg_compression;
 pub mod pglz;
