@@ -21,6 +21,7 @@ type Page = (pg_sys::Oid, u32);
 /// A column's counting, over its sampled blocks.
 pub struct SampleWal {
     images: PageImages,
+    pages: bool,
     /// Each page's image, read once: a TOAST page may hold values of several blocks.
     cache: HashMap<Page, Option<Image>>,
     indexes: usize,
@@ -36,7 +37,9 @@ pub struct BlockWal {
 }
 
 impl SampleWal {
-    pub fn new(leaves: &[pg_sys::Oid]) -> SampleWal {
+    /// The counting for a table of `leaves`; with `pages` false, records only (see
+    /// [`PageImages::none`]).
+    pub fn new(leaves: &[pg_sys::Oid], pages: bool) -> SampleWal {
         let mut index_bytes = 0.0;
         let mut indexes = 0;
         for &leaf in leaves {
@@ -46,7 +49,13 @@ impl SampleWal {
             indexes = indexes.max(leaf_indexes.len());
             index_bytes += leaf_indexes.iter().map(|i| f64::from(relation_blocks(i)) * BLCKSZ as f64).sum::<f64>();
         }
-        SampleWal { images: PageImages::new(), cache: HashMap::new(), indexes, index_bytes }
+        let images = if pages { PageImages::new() } else { PageImages::none() };
+        SampleWal { images, pages, cache: HashMap::new(), indexes, index_bytes }
+    }
+
+    /// Whether its pages are read (row-level security hides no row of the table).
+    pub fn pages(&self) -> bool {
+        self.pages
     }
 
     pub fn block(&self, methods: usize) -> BlockWal {

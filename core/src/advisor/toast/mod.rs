@@ -126,6 +126,9 @@ pub struct ColumnMeasurement<'a> {
     /// The bytes of the table's indexes: a rewrite's new entries may write an image of each
     /// page (the WAL interval's high end).
     pub index_bytes: f64,
+    /// Whether the blocks' WAL counts full-page images: not for a role from which row-level
+    /// security hides rows of the table (an image holds every row).
+    pub page_images: bool,
 }
 
 /// `high` when every figure's 95% margin is under 2%, `medium` under 10%, else `low`.
@@ -327,6 +330,13 @@ fn rewrite_cost(m: &ColumnMeasurement, recommended: ToastCompression) -> (String
         (n, _, _) => format!("about {n} values to rewrite (one block read: no interval)"),
     };
     let cost = match m.blocks.rewrite_wal(i, m.index_bytes * share) {
+        Some(wal) if !m.page_images => format!(
+            ", writing {} for their new values and each row's records, and full-page images not counted here \
+             (row-level security hides rows of the table from you: its dry_run, run by the owner, counts them) \
+             in about {} at full speed (max_wal_rate => '20 MB/s' spreads it)",
+            wal.words(),
+            period(rewrite::seconds(wal.about, None).max(1.0))
+        ),
         Some(wal) => format!(
             ", writing {} (their new values, each row's records, and an image of each page changed first \
              since the last checkpoint; the high end: one more of each) in about {} at full speed \
