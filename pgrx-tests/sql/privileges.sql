@@ -55,8 +55,9 @@ CREATE TABLE partial_policed (owner_name text, note text);
 INSERT INTO partial_policed SELECT 'someone', repeat('hidden ', 400) FROM generate_series(1, 100);
 ALTER TABLE partial_policed ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_rows ON partial_policed USING (owner_name = current_user);
--- Rows hidden by row-level security, the others readable: the advice's CALL counts no page
--- image of the table (an image, and its size under a codec, holds every row), and says so.
+-- Rows hidden by row-level security, the others readable; a table of which one column is
+-- granted: the advice's CALL counts no page image of the table (an image, and its size under a
+-- codec, holds every column of every row), and says so.
 CREATE TABLE policed_docs (owner_name text, body text COMPRESSION pglz);
 INSERT INTO policed_docs SELECT CASE WHEN i % 2 = 0 THEN 'lab_user' ELSE 'someone' END,
                                 repeat('document ' || i || ' of the archive, ', 150) FROM generate_series(1, 400) i;
@@ -64,14 +65,18 @@ ALTER TABLE policed_docs ALTER COLUMN body SET COMPRESSION lz4;
 ALTER TABLE policed_docs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_rows ON policed_docs USING (owner_name = current_user);
 GRANT SELECT ON policed_docs TO lab_user;
+CREATE TABLE granted_docs (secret text, body text COMPRESSION pglz);
+INSERT INTO granted_docs SELECT md5(i::text), repeat('document ' || i || ' of the archive, ', 150) FROM generate_series(1, 400) i;
+ALTER TABLE granted_docs ALTER COLUMN body SET COMPRESSION lz4;
+GRANT SELECT (body) ON granted_docs TO lab_user;
 GRANT SELECT (id, note) ON partial TO lab_user;
 GRANT SELECT (owner_name, note) ON partial_policed TO lab_user;
 SET ROLE lab_user;
 SET client_min_messages = warning;
 SELECT target, recommended IS NOT NULL AS advised FROM compresslab.advise('5 s', verbose => true) WHERE area = 'toast' ORDER BY 1;
-SELECT target, note LIKE '%CALL rewrites%full-page images not counted here (row-level security hides rows of the table from you%'
+SELECT target, note LIKE '%CALL rewrites%full-page images not counted here (you may not read whole rows of the table%'
          AS images_not_counted
-  FROM compresslab.advise('5 s', verbose => true) WHERE target = 'public.policed_docs.body';
+  FROM compresslab.advise('5 s', verbose => true) WHERE target IN ('public.policed_docs.body', 'public.granted_docs.body') ORDER BY 1;
 SET client_min_messages = notice;
 SELECT method, values, raw_bytes, stored_bytes < raw_bytes AS saves FROM compresslab.estimate_toast_compression('partial', 'note') ORDER BY 1;
 RESET client_min_messages;

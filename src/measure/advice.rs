@@ -29,7 +29,7 @@ use crate::errors::OrRaise;
 use crate::server::activity::{self, ToastColumn};
 use crate::server::sampling::BlockEnd;
 use crate::server::wal::WalSource;
-use crate::server::{catalog::names, check_interrupts, heap, sampling, subtransaction, wal, PgHooks};
+use crate::server::{catalog::names, check_interrupts, sampling, subtransaction, wal, PgHooks};
 
 /// Rows of a table turned into change records for the spill simulation.
 const SPILL_SAMPLE_ROWS: usize = 2000;
@@ -345,7 +345,7 @@ pub fn column_row(column: &ToastColumn, default_method: ToastCompression, deadli
     let mut codecs: Vec<(&str, Box<dyn Codec>)> =
         ToastCompression::ALL.iter().map(|m| (m.name(), build_codec(&m.server_method()))).collect();
     let mut blocks = ColumnBlocks { nblocks: sampler.nblocks(), blocks: Vec::new() };
-    let mut wal = SampleWal::new(&sampler.leaf_oids(), !heap::row_security_applies(column.table));
+    let mut wal = SampleWal::new(&sampler.leaf_oids(), sampling::pages_readable(&rel));
     let (mut timing, mut timing_bytes) = (Vec::new(), 0usize);
     let mut methods_now: Vec<(String, u64)> = Vec::new();
     let (mut partial, mut out_of_time) = (None, false);

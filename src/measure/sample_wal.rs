@@ -53,7 +53,7 @@ impl SampleWal {
         SampleWal { images, pages, cache: HashMap::new(), indexes, index_bytes }
     }
 
-    /// Whether its pages are read (row-level security hides no row of the table).
+    /// Whether its pages are read ([`crate::server::sampling::pages_readable`]).
     pub fn pages(&self) -> bool {
         self.pages
     }

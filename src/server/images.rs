@@ -73,8 +73,8 @@ impl PageImages {
         PageImages { redo, codec, scratch: Vec::new(), toast: None }
     }
 
-    /// None counted: for a role from which row-level security hides rows of the table (a page's
-    /// image, its size under a codec, holds every row's bytes).
+    /// None counted: for a role that may not learn the table's pages' sizes (a page's image, and
+    /// its size under a codec, holds every column of every row).
     pub fn none() -> PageImages {
         PageImages { redo: 0, codec: None, scratch: Vec::new(), toast: None }
     }

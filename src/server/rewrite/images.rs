@@ -1,7 +1,8 @@
 //! What a dry run counts of the rewrite's WAL ([`compresslab_core::rewrite::wal`]): each picked
 //! row's records, and each page the rewrite would change, once — the heap page holding the row
 //! and the TOAST pages holding its old chunks — with the image it would write now
-//! ([`PageImages`]).
+//! ([`PageImages`]), where the caller may learn the table's pages' sizes
+//! ([`pages_readable`]: a page holds every column of every row).
 
 use compresslab_core::page::BLCKSZ;
 use compresslab_core::rewrite::wal::{chunks, RowRewrite, WalCount};
@@ -11,14 +12,17 @@ use pgrx::PgRelation;
 
 use crate::server::images::{PageImages, SeenPages, ToastPointer};
 use crate::server::pages::relation_blocks;
+use crate::server::sampling::pages_readable;
 
 /// The counting of one dry run (over all its batches and tables).
 pub(super) struct DryRunWal {
     images: PageImages,
     seen: SeenPages,
-    /// A table and its number of indexes.
-    indexes: (pg_sys::Oid, usize),
+    /// A table, its number of indexes, and whether the caller may learn its pages' sizes.
+    table: (pg_sys::Oid, usize, bool),
     pub count: WalCount,
+    /// Rows of a table whose pages the caller may not read were counted without their images.
+    pub unread: bool,
 }
 
 impl DryRunWal {
@@ -26,8 +30,9 @@ impl DryRunWal {
         DryRunWal {
             images: PageImages::new(),
             seen: SeenPages::default(),
-            indexes: (pg_sys::InvalidOid, 0),
+            table: (pg_sys::InvalidOid, 0, false),
             count: WalCount::default(),
+            unread: false,
         }
     }
 
@@ -42,11 +47,15 @@ impl DryRunWal {
             (in_row, None)
         };
         let pointer = ToastPointer::of(datum);
-        if self.indexes.0 != rel.oid() {
-            self.indexes = (rel.oid(), rel.indices(pg_sys::AccessShareLock as _).count());
+        if self.table.0 != rel.oid() {
+            self.table = (rel.oid(), rel.indices(pg_sys::AccessShareLock as _).count(), pages_readable(rel));
         }
         let old_chunks = pointer.map_or(0, |p| chunks(p.extsize));
-        self.count.add_row(&RowRewrite { new_row_len, new_external, old_chunks, indexes: self.indexes.1 });
+        self.count.add_row(&RowRewrite { new_row_len, new_external, old_chunks, indexes: self.table.1 });
+        if !self.table.2 {
+            self.unread = true;
+            return;
+        }
         self.page(rel, block);
         if let Some(pointer) = pointer {
             let (seen, count) = (&mut self.seen, &mut self.count);

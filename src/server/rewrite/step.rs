@@ -162,7 +162,7 @@ fn dry_run(call: &Call, plan: &Plan) {
     }
     let interval = wal.count.interval();
     notice!(
-        "compresslab.recompress dry run of {}: {} values read, {} to rewrite, storing {} now and {} with {} (TOAST's own compression of each); {}: the new values and each row's records, and {} full-page images of the {} heap and TOAST pages it changes first since the last checkpoint began (the high end: one more image of each, if a checkpoint begins before or during the rewrite); about {} s {}",
+        "compresslab.recompress dry run of {}: {} values read, {} to rewrite, storing {} now and {} with {} (TOAST's own compression of each); {}: the new values and each row's records, and {} full-page images of the {} heap and TOAST pages it changes first since the last checkpoint began (the high end: one more image of each, if a checkpoint begins before or during the rewrite){}; about {} s {}",
         plan.target,
         c.read,
         c.rewritten,
@@ -172,6 +172,11 @@ fn dry_run(call: &Call, plan: &Plan) {
         interval.words(),
         wal.count.pages_due,
         wal.count.pages_reached,
+        if wal.unread {
+            "; not the images of a table whose whole rows you may not read (SELECT on some columns only, or row-level security hiding rows): the table owner's dry run counts them"
+        } else {
+            ""
+        },
         rewrite::seconds(interval.about, plan.wal_rate).ceil(),
         match &call.max_wal_rate {
             None => "at full speed".to_string(),

@@ -70,6 +70,12 @@ pub fn unreadable_blocks(rel: &PgRelation) -> Option<String> {
     })
 }
 
+/// Whether the caller may learn the sizes of the table's pages (a page holds every column of
+/// every row): SELECT on the whole table, and no row-level security hiding rows from it.
+pub fn pages_readable(rel: &PgRelation) -> bool {
+    select_on_table(rel) && !heap::row_security_applies(rel.oid())
+}
+
 /// Whether the caller has SELECT on the table itself (not only on some of its columns).
 pub(super) fn select_on_table(rel: &PgRelation) -> bool {
     // SAFETY: a privilege lookup for an open relation.

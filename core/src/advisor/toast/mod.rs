@@ -126,8 +126,8 @@ pub struct ColumnMeasurement<'a> {
     /// The bytes of the table's indexes: a rewrite's new entries may write an image of each
     /// page (the WAL interval's high end).
     pub index_bytes: f64,
-    /// Whether the blocks' WAL counts full-page images: not for a role from which row-level
-    /// security hides rows of the table (an image holds every row).
+    /// Whether the blocks' WAL counts full-page images: not for a role that may not read whole
+    /// rows of the table (an image holds every column of every row).
     pub page_images: bool,
 }
 
@@ -332,7 +332,8 @@ fn rewrite_cost(m: &ColumnMeasurement, recommended: ToastCompression) -> (String
     let cost = match m.blocks.rewrite_wal(i, m.index_bytes * share) {
         Some(wal) if !m.page_images => format!(
             ", writing {} for their new values and each row's records, and full-page images not counted here \
-             (row-level security hides rows of the table from you: its dry_run, run by the owner, counts them) \
+             (you may not read whole rows of the table: SELECT on some of its columns only, or row-level security \
+             hiding rows; its dry_run, run by the owner, counts them) \
              in about {} at full speed (max_wal_rate => '20 MB/s' spreads it)",
             wal.words(),
             period(rewrite::seconds(wal.about, None).max(1.0))

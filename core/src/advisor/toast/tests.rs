@@ -88,14 +88,14 @@ fn the_values_to_rewrite_are_those_a_rewrite_changes_exactly_where_all_were_read
         "{}",
         row.note
     );
-    // no images counted (row-level security): said so
+    // no images counted (the caller may not read whole rows): said so
     let row = column_row(&ColumnMeasurement {
         methods_now: &methods,
         index_bytes,
         page_images: false,
         ..measured(&sample, &pglz, &lz4)
     });
-    assert!(row.note.contains("and full-page images not counted here (row-level security hides"), "{}", row.note);
+    assert!(row.note.contains("and full-page images not counted here (you may not read whole rows"), "{}", row.note);
 }
 
 /// A table of 10 blocks read whole, each of `stale` values in pglz (rewritten to lz4) and
