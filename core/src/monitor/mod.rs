@@ -2,10 +2,12 @@
 //! the WAL keeps per row — a relation's fork, a resource manager's records without a block, the
 //! WAL's own overhead, or a database's evicted relations — under every `wal_compression`
 //! setting ([`Counters`]), in a table of bounded size ([`Table`]), by hour for a week
-//! ([`history`]), and the file it is kept in across restarts ([`file`]).
+//! ([`history`]), the file it is kept in across restarts ([`file`]), and its cost bound
+//! ([`throttle`]).
 
 pub mod file;
 pub mod history;
+pub mod throttle;
 
 use std::collections::HashMap;
 
